@@ -1,0 +1,40 @@
+// swift-tools-version:6.0
+// APNs Sandbox: a stand-in for Apple's Push Notification service and the iPhones behind it.
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "apns-sandbox",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "apns-sandbox", targets: ["apns-sandbox"]),
+    ],
+    targets: [
+        // System libraries through pkg-config (Debian providers in brackets).
+        .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // Linux syscalls that Glibc's Swift module hides (epoll, eventfd, timerfd, accept4).
+        .target(name: "CLinuxSystem", cSettings: [.define("_GNU_SOURCE")]),
+        // C macros and library-version differences as real functions.
+        .target(name: "CLibShims", dependencies: ["COpenSSL", "CZlib", "CSQLite3", "CNGHTTP2"]),
+
+        .target(name: "Support", swiftSettings: strict),
+        .target(name: "Transport", dependencies: ["Support", "CLinuxSystem", "COpenSSL", "CLibShims"], swiftSettings: strict),
+        .target(name: "HTTP", dependencies: ["Support", "Transport", "CNGHTTP2", "CZlib", "CLibShims"], swiftSettings: strict),
+        .target(name: "Crypto", dependencies: ["Support", "COpenSSL", "CLibShims"], swiftSettings: strict),
+        .target(name: "Server", dependencies: ["Support", "Transport", "HTTP", "Crypto"], swiftSettings: strict),
+        .executableTarget(name: "apns-sandbox", dependencies: ["Server", "Support"], swiftSettings: strict),
+
+        .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
+        .testTarget(name: "TransportTests", dependencies: ["Transport", "Support"], swiftSettings: strict),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Support"], swiftSettings: strict),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
+        .testTarget(name: "ServerTests", dependencies: ["Server", "HTTP", "Crypto", "Support"], swiftSettings: strict),
+    ],
+    swiftLanguageModes: [.v6]
+)

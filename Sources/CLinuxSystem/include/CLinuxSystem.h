@@ -1,0 +1,43 @@
+// CLinuxSystem: Linux syscalls that Glibc's Swift module does not expose.
+//
+// Why: `import Glibc` in Swift 6.3 on Linux does not surface <sys/epoll.h>, <sys/eventfd.h>,
+// <sys/timerfd.h> or accept4(2) (they need _GNU_SOURCE or are not in the module map). The same
+// approach as swift-nio's CNIOLinux: tiny prefixed wrappers compiled with _GNU_SOURCE.
+#pragma once
+#ifdef __linux__
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <sys/socket.h>
+#include <sys/signalfd.h>
+#include <signal.h>
+#include <time.h>
+
+int CLinuxSystem_epoll_create(void);
+int CLinuxSystem_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data);
+/// Waits for events; writes up to `max` (events, data) pairs into the two arrays.
+int CLinuxSystem_epoll_wait(int epfd, uint32_t *events, uint64_t *datas, int max, int timeout_ms);
+int CLinuxSystem_eventfd(void);
+int CLinuxSystem_eventfd_signal(int fd);
+int CLinuxSystem_eventfd_drain(int fd);
+int CLinuxSystem_timerfd_create(void);
+/// Arms a one-shot monotonic timer `nanoseconds` from now (0 disarms).
+int CLinuxSystem_timerfd_arm(int fd, int64_t nanoseconds);
+int CLinuxSystem_timerfd_drain(int fd);
+int CLinuxSystem_accept4(int fd, struct sockaddr *addr, socklen_t *len);
+/// Blocks SIGTERM/SIGINT/SIGPIPE-free delivery and returns a signalfd for SIGTERM and SIGINT.
+int CLinuxSystem_signalfd_term(void);
+int CLinuxSystem_signalfd_read(int fd);
+/// Ignores SIGPIPE process-wide (writes to closed sockets return EPIPE instead).
+void CLinuxSystem_ignore_sigpipe(void);
+
+static const uint32_t CLinuxSystem_EPOLLIN = EPOLLIN;
+static const uint32_t CLinuxSystem_EPOLLOUT = EPOLLOUT;
+static const uint32_t CLinuxSystem_EPOLLERR = EPOLLERR;
+static const uint32_t CLinuxSystem_EPOLLHUP = EPOLLHUP;
+static const uint32_t CLinuxSystem_EPOLLRDHUP = EPOLLRDHUP;
+static const int CLinuxSystem_EPOLL_CTL_ADD = EPOLL_CTL_ADD;
+static const int CLinuxSystem_EPOLL_CTL_MOD = EPOLL_CTL_MOD;
+static const int CLinuxSystem_EPOLL_CTL_DEL = EPOLL_CTL_DEL;
+#endif

@@ -1,0 +1,3 @@
+#pragma once
+#include <nghttp2/nghttp2.h>
+

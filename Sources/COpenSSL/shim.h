@@ -1,0 +1,11 @@
+#pragma once
+#include <openssl/ssl.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <openssl/pem.h>
+#include <openssl/ec.h>
+#include <openssl/bio.h>
+#include <openssl/rand.h>
+#include <openssl/hmac.h>

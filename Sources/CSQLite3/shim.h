@@ -1,0 +1,3 @@
+#pragma once
+#include <sqlite3.h>
+

@@ -1,0 +1,47 @@
+// APNs Sandbox — header fields shared by HTTP/1.1 and HTTP/2.
+
+/// An ordered list of header fields. Names are stored lowercased (HTTP/2 requires it and
+/// HTTP/1.1 names are case-insensitive); lookups are case-insensitive.
+public struct HTTPFields: Sendable, Sequence, ExpressibleByDictionaryLiteral, Equatable {
+    public struct Field: Sendable, Equatable {
+        public var name: String
+        public var value: String
+    }
+
+    public private(set) var fields: [Field] = []
+
+    public init() {}
+
+    public init(dictionaryLiteral elements: (String, String)...) {
+        for (name, value) in elements { append(name, value) }
+    }
+
+    public var count: Int { fields.count }
+
+    public mutating func append(_ name: String, _ value: String) {
+        fields.append(Field(name: name.lowercased(), value: value))
+    }
+
+    /// Replaces every field called `name` with one field of `value` (or removes it when nil).
+    public mutating func set(_ name: String, _ value: String?) {
+        let lower = name.lowercased()
+        fields.removeAll { $0.name == lower }
+        if let value { fields.append(Field(name: lower, value: value)) }
+    }
+
+    /// The first value of `name`, if any.
+    public subscript(name: String) -> String? {
+        let lower = name.lowercased()
+        return fields.first { $0.name == lower }?.value
+    }
+
+    /// Every value of `name`, in order.
+    public func values(for name: String) -> [String] {
+        let lower = name.lowercased()
+        return fields.compactMap { $0.name == lower ? $0.value : nil }
+    }
+
+    public func contains(_ name: String) -> Bool { self[name] != nil }
+
+    public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
+}

@@ -1,0 +1,89 @@
+// APNs Sandbox — the one request/response model both HTTP versions share.
+
+/// The protocol a request arrived on.
+public enum HTTPVersion: String, Sendable {
+    case http1_0 = "HTTP/1.0"
+    case http1_1 = "HTTP/1.1"
+    case http2 = "HTTP/2"
+}
+
+/// Facts about the connection a request came in on, for handlers that care (auth, logging).
+public struct ConnectionInfo: Sendable {
+    /// Unique per process, increasing.
+    public var id: UInt64
+    public var isTLS: Bool
+    /// The ALPN protocol the TLS handshake selected, if any.
+    public var alpn: String?
+    public var remoteAddress: String
+    /// The local port the connection was accepted on.
+    public var localPort: Int
+
+    public init(id: UInt64, isTLS: Bool, alpn: String? = nil, remoteAddress: String = "", localPort: Int = 0) {
+        self.id = id
+        self.isTLS = isTLS
+        self.alpn = alpn
+        self.remoteAddress = remoteAddress
+        self.localPort = localPort
+    }
+}
+
+/// A complete request: head plus a fully received (bounded) body.
+public struct HTTPRequest: Sendable {
+    public var method: String
+    /// The request target as sent (`/path?query`).
+    public var target: String
+    /// `:authority` (HTTP/2) or `Host` (HTTP/1.1).
+    public var authority: String?
+    public var scheme: String
+    public var version: HTTPVersion
+    /// Regular header fields (no pseudo-headers, no `host`).
+    public var headers: HTTPFields
+    public var body: [UInt8]
+    public var connection: ConnectionInfo
+    /// HTTP/2 stream id, 0 on HTTP/1.1.
+    public var streamID: Int32
+
+    public init(
+        method: String, target: String, authority: String? = nil, scheme: String = "http",
+        version: HTTPVersion = .http1_1, headers: HTTPFields = HTTPFields(), body: [UInt8] = [],
+        connection: ConnectionInfo = ConnectionInfo(id: 0, isTLS: false), streamID: Int32 = 0
+    ) {
+        self.method = method
+        self.target = target
+        self.authority = authority
+        self.scheme = scheme
+        self.version = version
+        self.headers = headers
+        self.body = body
+        self.connection = connection
+        self.streamID = streamID
+    }
+
+    /// The path part of the target, without the query.
+    public var path: Substring {
+        if let q = target.firstIndex(of: "?") { return target[..<q] }
+        return target[...]
+    }
+
+    /// The query part of the target (after `?`), if any.
+    public var query: Substring? {
+        guard let q = target.firstIndex(of: "?") else { return nil }
+        return target[target.index(after: q)...]
+    }
+}
+
+/// A response: status, headers and a complete body.
+///
+/// A response with an empty body goes out on HTTP/2 as one HEADERS frame with END_STREAM
+/// and no DATA frame (APNs clients such as aioapns rely on that).
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var headers: HTTPFields
+    public var body: [UInt8]
+
+    public init(status: Int, headers: HTTPFields = HTTPFields(), body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+}
