@@ -1,0 +1,47 @@
+# APNs Sandbox container image.
+#   docker build -t apns-sandbox .            (or: docker compose up --build)
+# Build with another Swift image: --build-arg SWIFT_IMAGE=swift:6.2-bookworm
+
+ARG SWIFT_IMAGE=swift:6.1-bookworm
+
+# ---- build ------------------------------------------------------------------------------------------
+FROM ${SWIFT_IMAGE} AS build
+# The same build dependencies as scripts/setup.
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+        libssl-dev libnghttp2-dev libsqlite3-dev zlib1g-dev pkg-config \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY . .
+RUN swift build -c release --product apns-sandbox --static-swift-stdlib \
+ && bin="$(swift build -c release --product apns-sandbox --static-swift-stdlib --show-bin-path)" \
+ && mkdir -p /staging \
+ && cp "$bin/apns-sandbox" /staging/ \
+ && find "$bin" -maxdepth 1 -name '*.resources' -exec cp -R {} /staging/ \;
+
+# ---- runtime ----------------------------------------------------------------------------------------
+FROM debian:bookworm-slim
+# Only the shared libraries the binary links (the Swift runtime is linked in statically):
+# OpenSSL, nghttp2, SQLite, zlib, libstdc++ (Swift runtime), plus CA certificates.
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+        libssl3 libnghttp2-14 libsqlite3-0 zlib1g libstdc++6 ca-certificates \
+ && rm -rf /var/lib/apt/lists/* \
+ && groupadd --system --gid 10001 apns \
+ && useradd --system --uid 10001 --gid apns --home-dir /app --no-create-home --shell /usr/sbin/nologin apns \
+ && mkdir -p /app/config /data \
+ && chown apns:apns /data
+
+COPY --from=build /staging/ /usr/local/bin/
+COPY config/ /app/config/
+
+WORKDIR /app
+# The generated CA (ca.pem) and server certificate live here; a named volume keeps them across restarts.
+VOLUME /data
+ENV APNS_SANDBOX_DATA_DIR=/data
+USER apns
+# 2197: TLS (h2 and http/1.1 via ALPN); 8080: cleartext (h2c prior knowledge and HTTP/1.1).
+EXPOSE 2197 8080
+HEALTHCHECK --interval=10s --timeout=3s --start-period=5s CMD ["/usr/local/bin/apns-sandbox","healthcheck"]
+ENTRYPOINT ["/usr/local/bin/apns-sandbox"]
+CMD ["serve","--config","/app/config/sandbox.json"]

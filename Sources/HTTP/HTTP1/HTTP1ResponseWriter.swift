@@ -1,0 +1,197 @@
+// APNs Sandbox — serializes responses as HTTP/1.1 bytes.
+
+import Glibc
+import Synchronization
+
+/// Serializes `HTTPResponse`s onto an HTTP/1.1 connection.
+///
+/// The writer owns the framing headers: it always writes `content-length` (except for 1xx, 204
+/// and 304), `connection` as `keepAlive` dictates, and `date` unless the response has one. The
+/// response's own `content-length`, `transfer-encoding` and `connection` fields are dropped, as is
+/// any field whose name is not a token or whose value contains CR, LF or NUL (response splitting).
+public enum HTTP1ResponseWriter {
+    /// Appends the status line, header fields and (unless HEAD or bodiless status) the body.
+    ///
+    /// The status line always says `HTTP/1.1` (RFC 9110 §6.2: the highest version we conform to).
+    /// - Parameters:
+    ///   - response: The response to send.
+    ///   - version: The request's version; HTTP/1.0 keep-alive needs an explicit `connection: keep-alive`.
+    ///   - keepAlive: Whether the connection stays open; false writes `connection: close`.
+    ///   - isHeadRequest: Whether the request was HEAD: the body is omitted, `content-length` kept.
+    ///   - buffer: The output buffer to append to.
+    public static func write(
+        _ response: HTTPResponse, version: HTTPVersion, keepAlive: Bool, isHeadRequest: Bool,
+        into buffer: inout [UInt8]
+    ) {
+        let status = (100...999).contains(response.status) ? response.status : 500
+        let hasBody = !(100..<200).contains(status) && status != 204 && status != 304
+
+        buffer.reserveCapacity(buffer.count + 128 + response.body.count)
+        buffer.append(contentsOf: "HTTP/1.1 ".utf8)
+        appendDecimal(status, to: &buffer)
+        buffer.append(HTTP1Syntax.sp)
+        buffer.append(contentsOf: reasonPhrase(for: status).utf8)
+        appendCRLF(to: &buffer)
+
+        var hasDate = false
+        var declaredLength: String?
+        for field in response.headers where isSafe(field) {
+            switch field.name {
+            case "content-length":
+                declaredLength = field.value
+                continue
+            case "transfer-encoding", "connection":
+                continue
+            case "date":
+                hasDate = true
+            default:
+                break
+            }
+            appendField(field.name, field.value, to: &buffer)
+        }
+
+        if hasBody {
+            // A HEAD handler may state the length of the body a GET would have sent.
+            if isHeadRequest, response.body.isEmpty, let declaredLength,
+                HTTP1Syntax.parseDecimal(declaredLength[...].utf8) != nil
+            {
+                appendField("content-length", declaredLength, to: &buffer)
+            } else {
+                buffer.append(contentsOf: "content-length: ".utf8)
+                appendDecimal(response.body.count, to: &buffer)
+                appendCRLF(to: &buffer)
+            }
+        }
+        if !keepAlive {
+            appendField("connection", "close", to: &buffer)
+        } else if version == .http1_0 {
+            appendField("connection", "keep-alive", to: &buffer)
+        }
+        if !hasDate {
+            buffer.append(contentsOf: "date: ".utf8)
+            buffer.append(contentsOf: HTTPDate.now())
+            appendCRLF(to: &buffer)
+        }
+        appendCRLF(to: &buffer)
+
+        if hasBody, !isHeadRequest {
+            buffer.append(contentsOf: response.body)
+        }
+    }
+
+    /// Appends the interim `HTTP/1.1 100 Continue` response.
+    public static func writeContinue(into buffer: inout [UInt8]) {
+        buffer.append(contentsOf: "HTTP/1.1 100 Continue\r\n\r\n".utf8)
+    }
+
+    /// The standard reason phrase for `status`, or `Unknown`.
+    public static func reasonPhrase(for status: Int) -> String {
+        switch status {
+        case 100: "Continue"
+        case 200: "OK"
+        case 201: "Created"
+        case 202: "Accepted"
+        case 204: "No Content"
+        case 301: "Moved Permanently"
+        case 304: "Not Modified"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 408: "Request Timeout"
+        case 410: "Gone"
+        case 413: "Content Too Large"
+        case 414: "URI Too Long"
+        case 415: "Unsupported Media Type"
+        case 417: "Expectation Failed"
+        case 422: "Unprocessable Content"
+        case 429: "Too Many Requests"
+        case 431: "Request Header Fields Too Large"
+        case 500: "Internal Server Error"
+        case 501: "Not Implemented"
+        case 503: "Service Unavailable"
+        case 505: "HTTP Version Not Supported"
+        default: "Unknown"
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Whether the field can be written without breaking the message framing.
+    private static func isSafe(_ field: HTTPFields.Field) -> Bool {
+        !field.name.isEmpty && field.name.utf8.allSatisfy(HTTP1Syntax.isTokenChar)
+            && field.value.utf8.allSatisfy(HTTP1Syntax.isFieldValueChar)
+    }
+
+    private static func appendField(_ name: String, _ value: String, to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: name.utf8)
+        buffer.append(HTTP1Syntax.colon)
+        buffer.append(HTTP1Syntax.sp)
+        buffer.append(contentsOf: value.utf8)
+        appendCRLF(to: &buffer)
+    }
+
+    @inline(__always)
+    private static func appendCRLF(to buffer: inout [UInt8]) {
+        buffer.append(HTTP1Syntax.cr)
+        buffer.append(HTTP1Syntax.lf)
+    }
+
+    /// Appends a non-negative integer in decimal without going through `String`.
+    private static func appendDecimal(_ value: Int, to buffer: inout [UInt8]) {
+        var divisor = 1
+        while divisor <= value / 10 { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            buffer.append(UInt8(truncatingIfNeeded: rest / divisor) &+ 0x30)
+            rest %= divisor
+            divisor /= 10
+        }
+    }
+}
+
+/// The IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) for the `date` header, formatted once per second.
+enum HTTPDate {
+    private struct Cached {
+        var second: Int
+        var bytes: [UInt8]
+    }
+
+    private static let cache = Mutex(Cached(second: -1, bytes: []))
+
+    /// The current time's IMF-fixdate as ASCII bytes; thread-safe.
+    static func now() -> [UInt8] {
+        let second = Int(time(nil))
+        return cache.withLock { cached in
+            if cached.second != second {
+                cached = Cached(second: second, bytes: Array(format(secondsSince1970: second).utf8))
+            }
+            return cached.bytes
+        }
+    }
+
+    /// Formats a Unix time as an IMF-fixdate (RFC 9110 §5.6.7) with civil-date arithmetic.
+    static func format(secondsSince1970 seconds: Int) -> String {
+        let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]  // 1970-01-01 was a Thursday
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+
+        // Howard Hinnant's days_from_civil inverse (http://howardhinnant.github.io/date_algorithms.html).
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+
+        func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let weekday = weekdays[((days % 7) + 7) % 7]
+        return "\(weekday), \(twoDigits(day)) \(months[month - 1]) \(year) "
+            + "\(twoDigits(secondOfDay / 3600)):\(twoDigits(secondOfDay / 60 % 60)):\(twoDigits(secondOfDay % 60)) GMT"
+    }
+}

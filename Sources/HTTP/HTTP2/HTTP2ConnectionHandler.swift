@@ -1,0 +1,400 @@
+// APNs Sandbox — HTTP/2 over libnghttp2, driven by mem_recv/mem_send.
+import CNGHTTP2
+import Transport
+
+/// One HTTP/2 server connection. nghttp2 does framing, HPACK and flow control; it never sees
+/// the socket: bytes go in with `nghttp2_session_mem_recv` and come out of
+/// `nghttp2_session_mem_send` into the `Connection`'s output buffer.
+///
+/// A response without a body is submitted without a data provider, so it goes out as a single
+/// HEADERS frame with END_STREAM (no DATA frame).
+///
+/// Threading: confined to the connection's loop. nghttp2 callbacks are non-capturing
+/// trampolines that recover `self` from `user_data` (unretained: `self` owns the session).
+final class HTTP2ConnectionHandler: ConnectionHandler {
+    /// Per-stream request assembly and response state.
+    final class Stream {
+        let id: Int32
+        var method = ""
+        var path = ""
+        var scheme = ""
+        var authority: String?
+        var headers = HTTPFields()
+        var body: [UInt8] = []
+        var headerBytes = 0
+        var isHeaderListTooLarge = false
+        var isBodyTooLarge = false
+        var hasBadHeader = false
+        var requestComplete = false
+        var awaitingResponse = false
+        var responseBody: [UInt8] = []
+        var responseOffset = 0
+        let startedAt: UInt64
+
+        init(id: Int32, startedAt: UInt64) {
+            self.id = id
+            self.startedAt = startedAt
+        }
+    }
+
+    private unowned let connection: Connection
+    private let pipeline: HTTPPipeline
+    private var session: OpaquePointer?
+    private var streams: [Int32: Stream] = [:]
+    private var completedRequests: [Stream] = []
+    private var isReceiving = false
+    private var isGoingAway = false
+    private var lastActivity: UInt64
+    let info: ConnectionInfo
+
+    init(connection: Connection, pipeline: HTTPPipeline) {
+        self.connection = connection
+        self.pipeline = pipeline
+        self.lastActivity = MonotonicClock.nanoseconds()
+        self.info = ConnectionInfo(
+            id: connection.id, isTLS: connection.isTLS, alpn: connection.alpn,
+            remoteAddress: connection.remoteAddress.description, localPort: connection.localPort)
+        var callbacks: OpaquePointer?
+        nghttp2_session_callbacks_new(&callbacks)
+        defer { nghttp2_session_callbacks_del(callbacks) }
+        nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks, onBeginHeaders)
+        nghttp2_session_callbacks_set_on_header_callback(callbacks, onHeader)
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, onDataChunk)
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, onFrameReceived)
+        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onStreamClose)
+        var option: OpaquePointer?
+        nghttp2_option_new(&option)
+        defer { nghttp2_option_del(option) }
+        // Enforce SETTINGS_MAX_CONCURRENT_STREAMS from the first request, before the ACK.
+        nghttp2_option_set_max_settings(option, 32)
+        var created: OpaquePointer?
+        let rc = nghttp2_session_server_new2(&created, callbacks, Unmanaged.passUnretained(self).toOpaque(), option)
+        guard rc == 0, let created else {
+            connection.close()
+            return
+        }
+        session = created
+        submitSettings(maxConcurrentStreams: pipeline.options.maxConcurrentStreams)
+        // A larger connection window than the 64 KiB default, so uploads are not throttled.
+        nghttp2_submit_window_update(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, Int32((1 << 24) - 65_535))
+    }
+
+    deinit {
+        if let session { nghttp2_session_del(session) }
+    }
+
+    /// Advertises a new SETTINGS_MAX_CONCURRENT_STREAMS (APNs lowers it to 1 until a valid
+    /// provider token arrives).
+    func submitSettings(maxConcurrentStreams: UInt32) {
+        guard let session else { return }
+        var settings = [
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue), value: maxConcurrentStreams),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: UInt32(pipeline.options.maxHeaderListSize)),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: 1 << 20),
+        ]
+        nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count)
+    }
+
+    // MARK: ConnectionHandler
+
+    func connectionDidReceive(_ connection: Connection, bytes: UnsafeRawBufferPointer) {
+        guard let session, bytes.count > 0 else { return }
+        lastActivity = MonotonicClock.nanoseconds()
+        isReceiving = true
+        let consumed = nghttp2_session_mem_recv(session, bytes.bindMemory(to: UInt8.self).baseAddress, bytes.count)
+        isReceiving = false
+        if consumed < 0 {
+            // Protocol error: nghttp2 queued a GOAWAY; send it and close.
+            send()
+            connection.closeAfterFlush()
+            return
+        }
+        dispatchCompletedRequests()
+        send()
+    }
+
+    func connectionDidDrainOutput(_ connection: Connection) {
+        send()
+    }
+
+    func connectionTick(_ connection: Connection, now: UInt64) {
+        guard let session else { return }
+        let options = pipeline.options
+        var stalled: [Int32] = []
+        for stream in streams.values where !stream.requestComplete && now &- stream.startedAt > options.requestTimeout {
+            stalled.append(stream.id)
+        }
+        for id in stalled {
+            nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), id, NGHTTP2_CANCEL.rawValue)
+            streams[id]?.requestComplete = true
+        }
+        if streams.isEmpty && now &- lastActivity > options.idleTimeout && !isGoingAway {
+            isGoingAway = true
+            nghttp2_submit_goaway(
+                session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
+                NGHTTP2_NO_ERROR.rawValue, nil, 0)
+        }
+        if !stalled.isEmpty || isGoingAway { send() }
+    }
+
+    func connectionBeginGracefulShutdown(_ connection: Connection) {
+        guard let session, !isGoingAway else { return }
+        isGoingAway = true
+        nghttp2_submit_goaway(
+            session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
+            NGHTTP2_NO_ERROR.rawValue, nil, 0)
+        send()
+    }
+
+    func connectionDidClose(_ connection: Connection) {
+        streams.removeAll()
+        completedRequests.removeAll()
+    }
+
+    // MARK: Sending
+
+    /// Moves everything nghttp2 wants to send into the connection and flushes it; closes the
+    /// connection once nghttp2 is done with it (after GOAWAY and the last stream).
+    private func send() {
+        guard let session, !connection.isClosed else { return }
+        var data: UnsafePointer<UInt8>?
+        while connection.pendingOutputBytes < (1 << 20) {
+            let n = nghttp2_session_mem_send(session, &data)
+            if n < 0 {
+                connection.close()
+                return
+            }
+            guard n > 0, let data else { break }
+            connection.write(UnsafeRawBufferPointer(start: data, count: n))
+        }
+        connection.flush()
+        let wantsMore = nghttp2_session_want_read(session) != 0 || nghttp2_session_want_write(session) != 0
+        if !wantsMore || (isGoingAway && streams.isEmpty && nghttp2_session_want_write(session) == 0) {
+            connection.closeAfterFlush()
+        }
+    }
+
+    // MARK: Requests
+
+    private func dispatchCompletedRequests() {
+        guard !completedRequests.isEmpty else { return }
+        let ready = completedRequests
+        completedRequests.removeAll(keepingCapacity: true)
+        for stream in ready { dispatch(stream) }
+    }
+
+    private func dispatch(_ stream: Stream) {
+        if stream.isHeaderListTooLarge {
+            submit(.jsonError(status: 431, code: "header_list_too_large", message: "Header list exceeds \(pipeline.options.maxHeaderListSize) bytes"), on: stream)
+            return
+        }
+        if stream.isBodyTooLarge {
+            submit(.jsonError(status: 413, code: "body_too_large", message: "Body exceeds \(pipeline.options.maxBodyBytes) bytes"), on: stream)
+            return
+        }
+        if stream.hasBadHeader || stream.method.isEmpty || stream.path.isEmpty {
+            submit(.jsonError(status: 400, code: "bad_request", message: "Malformed request headers"), on: stream)
+            return
+        }
+        let request = HTTPRequest(
+            method: stream.method, target: stream.path, authority: stream.authority,
+            scheme: stream.scheme.isEmpty ? (connection.isTLS ? "https" : "http") : stream.scheme,
+            version: .http2, headers: stream.headers, body: stream.body, connection: info, streamID: stream.id)
+        stream.headers = HTTPFields()
+        stream.body = []
+        stream.awaitingResponse = true
+        switch pipeline.handle(request) {
+        case .response(let response):
+            submit(pipeline.finalize(response, for: request, startedAt: stream.startedAt), on: stream)
+        case .deferred(let start):
+            let bound = LoopBound(self, loop: connection.loop)
+            let streamID = stream.id
+            let startedAt = stream.startedAt
+            let pipeline = self.pipeline
+            start { response in
+                let finalized = pipeline.finalize(response, for: request, startedAt: startedAt)
+                bound.loop.execute {
+                    let handler = bound.value
+                    guard let stream = handler.streams[streamID], stream.awaitingResponse else { return }
+                    handler.submit(finalized, on: stream)
+                    handler.send()
+                }
+            }
+        }
+    }
+
+    private func submit(_ response: HTTPResponse, on stream: Stream) {
+        guard let session else { return }
+        stream.awaitingResponse = false
+        stream.responseBody = response.body
+        stream.responseOffset = 0
+        // One buffer holds every name and value; the nv array points into it. nghttp2 copies
+        // both during submit_response, so the buffer only has to live for the call.
+        var storage: [UInt8] = []
+        storage.reserveCapacity(64 + response.headers.count * 48)
+        var ranges: [(Int, Int, Int, Int)] = []
+        ranges.reserveCapacity(response.headers.count + 2)
+        func add(_ name: String, _ value: String) {
+            let nameStart = storage.count
+            storage.append(contentsOf: name.utf8)
+            let valueStart = storage.count
+            storage.append(contentsOf: value.utf8)
+            ranges.append((nameStart, valueStart - nameStart, valueStart, storage.count - valueStart))
+        }
+        add(":status", String(response.status))
+        for field in response.headers where !Self.isConnectionSpecific(field.name) {
+            if field.value.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D || $0 == 0 }) { continue }
+            add(field.name, field.value)
+        }
+        if !response.body.isEmpty && response.headers["content-length"] == nil {
+            add("content-length", String(response.body.count))
+        }
+        let noBody = response.body.isEmpty || stream.method == "HEAD"
+        storage.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            var nva = ranges.map { range in
+                nghttp2_nv(
+                    name: base + range.0, value: base + range.2, namelen: range.1, valuelen: range.3,
+                    flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+            }
+            if noBody {
+                nghttp2_submit_response(session, stream.id, &nva, nva.count, nil)
+            } else {
+                var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: readResponseBody)
+                nghttp2_submit_response(session, stream.id, &nva, nva.count, &provider)
+            }
+        }
+    }
+
+    private static func isConnectionSpecific(_ name: String) -> Bool {
+        switch name {
+        case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade": true
+        default: false
+        }
+    }
+
+    // MARK: Callbacks (called from the trampolines below)
+
+    fileprivate func beginHeaders(streamID: Int32) {
+        streams[streamID] = Stream(id: streamID, startedAt: MonotonicClock.nanoseconds())
+    }
+
+    fileprivate func header(streamID: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+        guard let stream = streams[streamID] else { return }
+        stream.headerBytes += name.count + value.count + 32
+        if stream.headerBytes > pipeline.options.maxHeaderListSize {
+            stream.isHeaderListTooLarge = true
+            return
+        }
+        if stream.isHeaderListTooLarge { return }
+        let nameString = String(decoding: name, as: UTF8.self)
+        let valueString = String(decoding: value, as: UTF8.self)
+        if name.first == UInt8(ascii: ":") {
+            switch nameString {
+            case ":method": stream.method = valueString
+            case ":path": stream.path = valueString
+            case ":scheme": stream.scheme = valueString
+            case ":authority": stream.authority = valueString
+            default: stream.hasBadHeader = true
+            }
+        } else if nameString == "host" {
+            if stream.authority == nil { stream.authority = valueString }
+        } else {
+            stream.headers.append(nameString, valueString)
+        }
+    }
+
+    fileprivate func dataChunk(streamID: Int32, data: UnsafeBufferPointer<UInt8>) {
+        guard let stream = streams[streamID], !stream.isBodyTooLarge else { return }
+        if stream.body.count + data.count > pipeline.options.maxBodyBytes {
+            stream.isBodyTooLarge = true
+            stream.body = []
+            return
+        }
+        stream.body.append(contentsOf: data)
+    }
+
+    fileprivate func requestEnded(streamID: Int32) {
+        guard let stream = streams[streamID], !stream.requestComplete else { return }
+        stream.requestComplete = true
+        completedRequests.append(stream)
+    }
+
+    fileprivate func streamClosed(streamID: Int32) {
+        streams[streamID] = nil
+    }
+
+    fileprivate func readBody(streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
+        guard let stream = streams[streamID] else {
+            flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+            return 0
+        }
+        let remaining = stream.responseBody.count - stream.responseOffset
+        let n = min(remaining, length)
+        if n > 0 {
+            stream.responseBody.withUnsafeBufferPointer { source in
+                if let base = source.baseAddress {
+                    buffer.update(from: base + stream.responseOffset, count: n)
+                }
+            }
+            stream.responseOffset += n
+        }
+        if stream.responseOffset >= stream.responseBody.count {
+            flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+            stream.responseBody = []
+        }
+        return n
+    }
+}
+
+// MARK: - nghttp2 trampolines (non-capturing; `user_data` is the unretained handler)
+
+private func handler(_ userData: UnsafeMutableRawPointer?) -> HTTP2ConnectionHandler? {
+    guard let userData else { return nil }
+    return Unmanaged<HTTP2ConnectionHandler>.fromOpaque(userData).takeUnretainedValue()
+}
+
+private let onBeginHeaders: nghttp2_on_begin_headers_callback = { _, frame, userData in
+    guard let frame, let handler = handler(userData) else { return 0 }
+    if frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue),
+       frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST {
+        handler.beginHeaders(streamID: frame.pointee.hd.stream_id)
+    }
+    return 0
+}
+
+private let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
+    guard let frame, let name, let value, let handler = handler(userData) else { return 0 }
+    guard frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
+    handler.header(
+        streamID: frame.pointee.hd.stream_id,
+        name: UnsafeBufferPointer(start: name, count: nameLength),
+        value: UnsafeBufferPointer(start: value, count: valueLength))
+    return 0
+}
+
+private let onDataChunk: nghttp2_on_data_chunk_recv_callback = { _, _, streamID, data, length, userData in
+    guard let data, let handler = handler(userData) else { return 0 }
+    handler.dataChunk(streamID: streamID, data: UnsafeBufferPointer(start: data, count: length))
+    return 0
+}
+
+private let onFrameReceived: nghttp2_on_frame_recv_callback = { _, frame, userData in
+    guard let frame, let handler = handler(userData) else { return 0 }
+    let type = frame.pointee.hd.type
+    let endStream = frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+    if endStream && (type == UInt8(NGHTTP2_HEADERS.rawValue) || type == UInt8(NGHTTP2_DATA.rawValue)) {
+        handler.requestEnded(streamID: frame.pointee.hd.stream_id)
+    }
+    return 0
+}
+
+private let onStreamClose: nghttp2_on_stream_close_callback = { _, streamID, _, userData in
+    handler(userData)?.streamClosed(streamID: streamID)
+    return 0
+}
+
+private let readResponseBody: nghttp2_data_source_read_callback = { _, streamID, buffer, length, flags, _, userData in
+    guard let buffer, let flags, let handler = handler(userData) else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
+    return handler.readBody(streamID: streamID, into: buffer, length: length, flags: flags)
+}

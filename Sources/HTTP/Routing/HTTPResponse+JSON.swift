@@ -1,0 +1,48 @@
+// APNs Sandbox — JSON response helpers.
+import Foundation
+
+extension HTTPResponse {
+    /// A JSON response from raw UTF-8 bytes.
+    public static func json(status: Int = 200, _ body: [UInt8]) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["content-type": "application/json"], body: body)
+    }
+
+    /// A JSON response encoding `value` (sorted keys, ISO 8601 dates).
+    public static func json<T: Encodable>(status: Int = 200, encoding value: T) -> HTTPResponse {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        guard let data = try? encoder.encode(value) else {
+            return jsonError(status: 500, code: "encoding_failed", message: "Response could not be encoded")
+        }
+        return json(status: status, Array(data))
+    }
+
+    /// The sandbox's own error shape: `{"error":{"code":…,"message":…}}`.
+    public static func jsonError(status: Int, code: String, message: String) -> HTTPResponse {
+        json(status: status, Array("{\"error\":{\"code\":\(jsonString(code)),\"message\":\(jsonString(message))}}".utf8))
+    }
+
+    /// A plain-text response.
+    public static func text(status: Int = 200, _ text: String, contentType: String = "text/plain; charset=utf-8") -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["content-type": contentType], body: Array(text.utf8))
+    }
+}
+
+/// Encodes a string as a JSON string literal.
+public func jsonString(_ value: String) -> String {
+    var out = "\""
+    for scalar in value.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        case _ where scalar.value < 0x20:
+            out += "\\u" + String(format: "%04x", scalar.value)
+        default: out.unicodeScalars.append(scalar)
+        }
+    }
+    return out + "\""
+}

@@ -1,0 +1,21 @@
+// APNs Sandbox — how a request becomes a response.
+
+/// The result of handling a request: a response now, or later from any thread.
+public enum HandlerResult: Sendable {
+    /// The response is ready (the fast path: no thread hop).
+    case response(HTTPResponse)
+    /// The handler will call `respond` exactly once, from any thread, when the response is ready.
+    case deferred(@Sendable (_ respond: @escaping @Sendable (HTTPResponse) -> Void) -> Void)
+
+    /// Runs `body` as a task and responds with its result.
+    public static func async(_ body: @escaping @Sendable () async -> HTTPResponse) -> HandlerResult {
+        .deferred { respond in
+            Task { respond(await body()) }
+        }
+    }
+}
+
+/// Turns requests into responses. Implemented by `Router`.
+public protocol HTTPResponder: Sendable {
+    func respond(to request: HTTPRequest) -> HandlerResult
+}

@@ -1,0 +1,124 @@
+// APNs Sandbox — method + path routing with `{parameter}` segments.
+
+/// Path parameters captured by a route pattern such as `/3/device/{token}`.
+public struct PathParameters: Sendable {
+    private var values: [(String, String)] = []
+
+    public init() {}
+
+    mutating func append(_ name: String, _ value: String) { values.append((name, value)) }
+
+    public subscript(name: String) -> String? {
+        values.first { $0.0 == name }?.1
+    }
+}
+
+/// Routes requests by method and path. Patterns are literal segments and `{name}` captures;
+/// a trailing `{name...}` captures the rest of the path. Unknown paths get 404, known paths
+/// with another method 405 with `Allow`, both as JSON errors.
+public struct Router: HTTPResponder {
+    public typealias Handler = @Sendable (HTTPRequest, PathParameters) -> HandlerResult
+
+    private enum Segment: Sendable {
+        case literal(String)
+        case parameter(String)
+        case rest(String)
+    }
+
+    private struct Route: Sendable {
+        var method: String
+        var segments: [Segment]
+        var handler: Handler
+    }
+
+    private var routes: [Route] = []
+    /// Answers paths no route matches; defaults to a JSON 404.
+    public var notFound: Handler = { request, _ in
+        .response(.jsonError(status: 404, code: "not_found", message: "No route for \(request.path)"))
+    }
+
+    public init() {}
+
+    public mutating func on(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
+        let segments: [Segment] = pattern.split(separator: "/", omittingEmptySubsequences: true).map { part in
+            if part.hasPrefix("{") && part.hasSuffix("...}") {
+                return .rest(String(part.dropFirst().dropLast(4)))
+            }
+            if part.hasPrefix("{") && part.hasSuffix("}") {
+                return .parameter(String(part.dropFirst().dropLast()))
+            }
+            return .literal(String(part))
+        }
+        routes.append(Route(method: method.uppercased(), segments: segments, handler: handler))
+    }
+
+    public mutating func get(_ pattern: String, _ handler: @escaping Handler) { on("GET", pattern, handler) }
+    public mutating func post(_ pattern: String, _ handler: @escaping Handler) { on("POST", pattern, handler) }
+
+    public func respond(to request: HTTPRequest) -> HandlerResult {
+        let parts = request.path.split(separator: "/", omittingEmptySubsequences: true)
+        var allowed: [String] = []
+        for route in routes {
+            guard let parameters = match(route.segments, parts) else { continue }
+            if route.method == request.method || (request.method == "HEAD" && route.method == "GET") {
+                return route.handler(request, parameters)
+            }
+            allowed.append(route.method)
+        }
+        if !allowed.isEmpty {
+            var response = HTTPResponse.jsonError(
+                status: 405, code: "method_not_allowed", message: "\(request.method) is not allowed on \(request.path)")
+            response.headers.set("allow", allowed.joined(separator: ", "))
+            return .response(response)
+        }
+        return notFound(request, PathParameters())
+    }
+
+    private func match(_ segments: [Segment], _ parts: [Substring]) -> PathParameters? {
+        var parameters = PathParameters()
+        var index = 0
+        for segment in segments {
+            switch segment {
+            case .literal(let literal):
+                guard index < parts.count, parts[index] == literal else { return nil }
+            case .parameter(let name):
+                guard index < parts.count else { return nil }
+                parameters.append(name, String(parts[index]).removingPercentEncodingOrSelf)
+            case .rest(let name):
+                parameters.append(name, parts[index...].joined(separator: "/"))
+                return parameters
+            }
+            index += 1
+        }
+        return index == parts.count ? parameters : nil
+    }
+}
+
+extension String {
+    /// Percent-decodes without Foundation; malformed escapes are kept as they are.
+    var removingPercentEncodingOrSelf: String {
+        guard contains("%") else { return self }
+        var bytes: [UInt8] = []
+        var iterator = Array(utf8)[...]
+        while let byte = iterator.popFirst() {
+            if byte == UInt8(ascii: "%"), iterator.count >= 2,
+               let high = hexValue(iterator[iterator.startIndex]),
+               let low = hexValue(iterator[iterator.startIndex + 1]) {
+                bytes.append(high << 4 | low)
+                iterator = iterator.dropFirst(2)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+private func hexValue(_ byte: UInt8) -> UInt8? {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+    default: nil
+    }
+}

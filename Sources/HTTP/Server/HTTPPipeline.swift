@@ -1,0 +1,50 @@
+// APNs Sandbox — what both protocol handlers share: routing, compression, request logs.
+import Support
+
+/// Hands requests to the responder and prepares responses for the wire (gzip, logging).
+///
+/// Shared by every connection; immutable, hence `Sendable`.
+public final class HTTPPipeline: Sendable {
+    public let responder: any HTTPResponder
+    public let options: HTTPServerOptions
+    public let logger: Logger
+
+    public init(responder: any HTTPResponder, options: HTTPServerOptions, logger: Logger) {
+        self.responder = responder
+        self.options = options
+        self.logger = logger
+    }
+
+    func handle(_ request: HTTPRequest) -> HandlerResult {
+        responder.respond(to: request)
+    }
+
+    /// Compresses large bodies for clients that accept gzip and logs the exchange if enabled.
+    func finalize(_ response: HTTPResponse, for request: HTTPRequest, startedAt: UInt64) -> HTTPResponse {
+        var response = response
+        if response.body.count >= options.gzipMinimumBytes,
+           response.headers["content-encoding"] == nil,
+           request.method != "HEAD",
+           Gzip.acceptsGzip(request.headers["accept-encoding"]),
+           let compressed = try? Gzip.compress(response.body),
+           compressed.count < response.body.count {
+            response.body = compressed
+            response.headers.set("content-encoding", "gzip")
+            response.headers.append("vary", "accept-encoding")
+        }
+        if options.requestLogging {
+            let elapsed = Double(MonotonicNow.nanoseconds() &- startedAt) / 1_000_000
+            logger.info("request", [
+                ("http.method", request.method), ("http.path", String(request.path)),
+                ("http.status", "\(response.status)"), ("http.version", request.version.rawValue),
+                ("conn.id", "\(request.connection.id)"), ("duration_ms", String(format2(elapsed))),
+            ])
+        }
+        return response
+    }
+}
+
+private func format2(_ value: Double) -> String {
+    let scaled = (value * 100).rounded() / 100
+    return "\(scaled)"
+}

@@ -1,0 +1,180 @@
+// APNs Sandbox — the server's configuration: JSON file, then environment, then flags.
+import Foundation
+
+/// Everything `apns-sandbox serve` can be told. Decoded from JSON (`config/sandbox.json`);
+/// every key is optional and falls back to the defaults below.
+public struct SandboxConfiguration: Codable, Sendable, Equatable {
+    /// One listening socket.
+    public struct Listener: Codable, Sendable, Equatable {
+        public var name: String
+        public var host: String
+        public var port: Int
+        public var tls: Bool
+
+        public init(name: String, host: String, port: Int, tls: Bool) {
+            self.name = name
+            self.host = host
+            self.port = port
+            self.tls = tls
+        }
+    }
+
+    /// Server certificate: generated into the data directory unless both files are given.
+    public struct TLS: Codable, Sendable, Equatable {
+        public var certificateFile: String?
+        public var privateKeyFile: String?
+        /// More DNS names or IPs for the generated server certificate.
+        public var extraNames: [String] = []
+
+        public init(certificateFile: String? = nil, privateKeyFile: String? = nil, extraNames: [String] = []) {
+            self.certificateFile = certificateFile
+            self.privateKeyFile = privateKeyFile
+            self.extraNames = extraNames
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            certificateFile = try c.decodeIfPresent(String.self, forKey: .certificateFile)
+            privateKeyFile = try c.decodeIfPresent(String.self, forKey: .privateKeyFile)
+            extraNames = try c.decodeIfPresent([String].self, forKey: .extraNames) ?? []
+        }
+    }
+
+    /// Bounds on connections and requests.
+    public struct Limits: Codable, Sendable, Equatable {
+        public var maxConnections = 10_000
+        public var maxConcurrentStreams = 1000
+        public var maxHeaderListSize = 8000
+        public var maxRequestLineBytes = 8192
+        public var maxHeaderCount = 100
+        public var maxHeaderBytes = 16_384
+        public var maxBodyBytes = 1_048_576
+        public var idleTimeoutSeconds = 300.0
+        public var requestTimeoutSeconds = 10.0
+        public var shutdownGraceSeconds = 10.0
+
+        public init() {}
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            let d = Limits()
+            maxConnections = try c.decodeIfPresent(Int.self, forKey: .maxConnections) ?? d.maxConnections
+            maxConcurrentStreams = try c.decodeIfPresent(Int.self, forKey: .maxConcurrentStreams) ?? d.maxConcurrentStreams
+            maxHeaderListSize = try c.decodeIfPresent(Int.self, forKey: .maxHeaderListSize) ?? d.maxHeaderListSize
+            maxRequestLineBytes = try c.decodeIfPresent(Int.self, forKey: .maxRequestLineBytes) ?? d.maxRequestLineBytes
+            maxHeaderCount = try c.decodeIfPresent(Int.self, forKey: .maxHeaderCount) ?? d.maxHeaderCount
+            maxHeaderBytes = try c.decodeIfPresent(Int.self, forKey: .maxHeaderBytes) ?? d.maxHeaderBytes
+            maxBodyBytes = try c.decodeIfPresent(Int.self, forKey: .maxBodyBytes) ?? d.maxBodyBytes
+            idleTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .idleTimeoutSeconds) ?? d.idleTimeoutSeconds
+            requestTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .requestTimeoutSeconds) ?? d.requestTimeoutSeconds
+            shutdownGraceSeconds = try c.decodeIfPresent(Double.self, forKey: .shutdownGraceSeconds) ?? d.shutdownGraceSeconds
+        }
+    }
+
+    public var dataDirectory = "./data"
+    public var logLevel = "info"
+    public var requestLogging = false
+    /// Event loops (threads); 0 = one per core.
+    public var eventLoops = 0
+    public var listeners: [Listener] = [
+        Listener(name: "tls", host: "::", port: 2197, tls: true),
+        Listener(name: "cleartext", host: "::", port: 8080, tls: false),
+    ]
+    public var tls = TLS()
+    public var limits = Limits()
+
+    public init() {}
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = SandboxConfiguration()
+        dataDirectory = try c.decodeIfPresent(String.self, forKey: .dataDirectory) ?? d.dataDirectory
+        logLevel = try c.decodeIfPresent(String.self, forKey: .logLevel) ?? d.logLevel
+        requestLogging = try c.decodeIfPresent(Bool.self, forKey: .requestLogging) ?? d.requestLogging
+        eventLoops = try c.decodeIfPresent(Int.self, forKey: .eventLoops) ?? d.eventLoops
+        listeners = try c.decodeIfPresent([Listener].self, forKey: .listeners) ?? d.listeners
+        tls = try c.decodeIfPresent(TLS.self, forKey: .tls) ?? d.tls
+        limits = try c.decodeIfPresent(Limits.self, forKey: .limits) ?? d.limits
+    }
+
+    /// Reads a JSON configuration file.
+    public static func load(path: String) throws -> SandboxConfiguration {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError("cannot read configuration file \(path)")
+        }
+        do {
+            return try JSONDecoder().decode(SandboxConfiguration.self, from: data)
+        } catch let error as DecodingError {
+            throw ConfigurationError("invalid configuration \(path): \(Self.describe(error))")
+        }
+    }
+
+    /// Applies `APNS_SANDBOX_*` environment overrides.
+    public mutating func applyEnvironment(_ environment: [String: String]) throws {
+        if let value = environment["APNS_SANDBOX_DATA_DIR"], !value.isEmpty { dataDirectory = value }
+        if let value = environment["APNS_SANDBOX_LOG_LEVEL"], !value.isEmpty { logLevel = value }
+        if let value = environment["APNS_SANDBOX_HOST"], !value.isEmpty { setHost(value) }
+        if let value = environment["APNS_SANDBOX_TLS_PORT"], !value.isEmpty {
+            try setPort(Self.port(value, "APNS_SANDBOX_TLS_PORT"), tls: true)
+        }
+        if let value = environment["APNS_SANDBOX_HTTP_PORT"], !value.isEmpty {
+            try setPort(Self.port(value, "APNS_SANDBOX_HTTP_PORT"), tls: false)
+        }
+    }
+
+    /// Sets the host of every listener.
+    public mutating func setHost(_ host: String) {
+        for i in listeners.indices { listeners[i].host = host }
+    }
+
+    /// Sets the port of the first TLS (or cleartext) listener, adding one if none exists.
+    public mutating func setPort(_ port: Int, tls: Bool) {
+        if let i = listeners.firstIndex(where: { $0.tls == tls }) {
+            listeners[i].port = port
+        } else {
+            listeners.append(Listener(name: tls ? "tls" : "cleartext", host: listeners.first?.host ?? "::", port: port, tls: tls))
+        }
+    }
+
+    /// Checks values that would otherwise fail later in confusing ways.
+    public func validate() throws {
+        guard !listeners.isEmpty else { throw ConfigurationError("at least one listener is required") }
+        for listener in listeners where !(0...65_535).contains(listener.port) {
+            throw ConfigurationError("listener \(listener.name): port \(listener.port) is out of range")
+        }
+        if (tls.certificateFile == nil) != (tls.privateKeyFile == nil) {
+            throw ConfigurationError("tls.certificateFile and tls.privateKeyFile must be given together")
+        }
+        guard limits.maxConcurrentStreams > 0, limits.maxConnections > 0, limits.maxBodyBytes > 0 else {
+            throw ConfigurationError("limits must be positive")
+        }
+    }
+
+    /// Parses a port number (0 = any free port), naming `name` in the error.
+    public static func port(_ text: String, _ name: String) throws -> Int {
+        guard let port = Int(text), (0...65_535).contains(port) else {
+            throw ConfigurationError("\(name)=\(text) is not a port number")
+        }
+        return port
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        switch error {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .keyNotFound(_, let context),
+             .dataCorrupted(let context):
+            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return path.isEmpty ? context.debugDescription : "\(path): \(context.debugDescription)"
+        @unknown default:
+            return "\(error)"
+        }
+    }
+}
+
+/// A configuration problem, reported to the user as is.
+public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+
+    public init(_ description: String) {
+        self.description = description
+    }
+}

@@ -1,0 +1,284 @@
+// APNs Sandbox — one accepted TCP connection: socket I/O, TLS, back-pressure, closing.
+import CLinuxSystem
+import Glibc
+import Synchronization
+
+/// Limits a connection enforces on its own (the protocol handler adds its own).
+public struct ConnectionLimits: Sendable {
+    /// Output bytes above which the connection stops reading from the peer.
+    public var outputHighWatermark: Int = 1 << 20
+    /// Output bytes below which reading resumes.
+    public var outputLowWatermark: Int = 256 << 10
+    /// Time allowed for a TLS handshake (nanoseconds).
+    public var handshakeTimeout: UInt64 = 10_000_000_000
+    /// How long a closing connection keeps draining the peer's bytes after its last response.
+    public var lingerTimeout: UInt64 = 2_000_000_000
+
+    public init() {}
+}
+
+/// An accepted TCP connection confined to one event loop.
+///
+/// Bytes read from the socket are decrypted (TLS) and handed to the `ConnectionHandler`;
+/// bytes the handler writes are buffered, encrypted and sent when `flush()` runs (automatically
+/// after each read, or explicitly after work finished elsewhere). When the output buffer passes
+/// the high watermark reading pauses until the peer catches up.
+///
+/// Threading: every method must be called on `loop`.
+public final class Connection: Selectable {
+    private static let nextID = Atomic<UInt64>(1)
+
+    public let id: UInt64
+    public let loop: EventLoop
+    public let remoteAddress: SocketAddress
+    public let localPort: Int
+    public let isTLS: Bool
+    /// Free-form label of the listener that accepted this connection (`tls`, `cleartext`, …).
+    public let listenerName: String
+    public var handler: (any ConnectionHandler)?
+    public let createdAt: UInt64
+    /// Last time bytes arrived from the peer (monotonic nanoseconds).
+    public private(set) var lastReadAt: UInt64
+
+    private var fd: Int32
+    private var token: UInt64 = 0
+    private let tls: TLSSession?
+    private let limits: ConnectionLimits
+    private var plaintextOut: [UInt8] = []
+    private var socketOut: [UInt8] = []
+    private var socketOutOffset = 0
+    private var interest: Interest = .read
+    private var isReadingPaused = false
+    private var userPausedReading = false
+    private var closeRequested = false
+    private var isLingering = false
+    private var lingerDeadline: UInt64 = 0
+    private var inDispatch = false
+    public private(set) var isClosed = false
+    private let onClose: (Connection) -> Void
+
+    init(
+        fd: Int32, loop: EventLoop, remoteAddress: SocketAddress, localPort: Int, listenerName: String,
+        tls: TLSContext?, limits: ConnectionLimits, onClose: @escaping (Connection) -> Void
+    ) throws {
+        self.id = Self.nextID.wrappingAdd(1, ordering: .relaxed).oldValue
+        self.fd = fd
+        self.loop = loop
+        self.remoteAddress = remoteAddress
+        self.localPort = localPort
+        self.listenerName = listenerName
+        self.isTLS = tls != nil
+        self.tls = try tls.map { try TLSSession(context: $0) }
+        self.limits = limits
+        self.onClose = onClose
+        self.createdAt = MonotonicClock.nanoseconds()
+        self.lastReadAt = createdAt
+    }
+
+    func start() throws {
+        token = try loop.register(fd: fd, interest: .read, handler: self)
+    }
+
+    /// The ALPN protocol selected in the TLS handshake (`h2`, `http/1.1`), if any.
+    public var alpn: String? { tls?.alpn }
+
+    /// Bytes waiting to go to the socket.
+    public var pendingOutputBytes: Int { plaintextOut.count + socketOut.count - socketOutOffset }
+
+    /// True while the TLS handshake is still running.
+    public var isHandshaking: Bool { tls.map { !$0.isHandshakeComplete } ?? false }
+
+    // MARK: Writing
+
+    /// Queues bytes for the peer. They go out at the next `flush()`.
+    public func write(_ bytes: UnsafeRawBufferPointer) {
+        guard !isClosed, !closeRequested, bytes.count > 0 else { return }
+        if tls != nil {
+            plaintextOut.append(contentsOf: bytes)
+        } else {
+            socketOut.append(contentsOf: bytes)
+        }
+    }
+
+    public func write(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { write($0) }
+    }
+
+    /// Sends what is queued. Safe to call at any time on the loop; a no-op when nothing is queued.
+    public func flush() {
+        guard !isClosed else { return }
+        if let tls {
+            if !plaintextOut.isEmpty {
+                do {
+                    try plaintextOut.withUnsafeBytes { try tls.encrypt($0) }
+                } catch {
+                    close()
+                    return
+                }
+                plaintextOut.removeAll(keepingCapacity: plaintextOut.count <= 64 << 10)
+            }
+            if tls.hasPendingCiphertext { tls.drainCiphertext(into: &socketOut) }
+        }
+        writeToSocket()
+    }
+
+    private func writeToSocket() {
+        while socketOutOffset < socketOut.count {
+            let result: IOResult<Int>
+            do {
+                result = try socketOut.withUnsafeBytes { raw in
+                    try syscall("send") {
+                        send(fd, raw.baseAddress! + socketOutOffset, raw.count - socketOutOffset, Int32(MSG_NOSIGNAL))
+                    }
+                }
+            } catch {
+                close()
+                return
+            }
+            switch result {
+            case .processed(let n):
+                socketOutOffset += n
+            case .wouldBlock:
+                updateInterest()
+                return
+            }
+        }
+        let wasPaused = isReadingPaused
+        socketOut.removeAll(keepingCapacity: socketOut.count <= 256 << 10)
+        socketOutOffset = 0
+        if closeRequested {
+            beginLingeringClose()
+            return
+        }
+        updateInterest()
+        if wasPaused && !isReadingPaused { handler?.connectionDidDrainOutput(self) }
+    }
+
+    // MARK: Reading control
+
+    /// Stops (or resumes) reading from the peer, e.g. while a pipelined request is processed.
+    public func setReadingPaused(_ paused: Bool) {
+        userPausedReading = paused
+        updateInterest()
+    }
+
+    private func updateInterest() {
+        guard !isClosed else { return }
+        let pending = pendingOutputBytes
+        if pending > limits.outputHighWatermark {
+            isReadingPaused = true
+        } else if pending <= limits.outputLowWatermark {
+            isReadingPaused = false
+        }
+        var wanted: Interest = []
+        if (!isReadingPaused && !userPausedReading) || isLingering { wanted.insert(.read) }
+        if socketOutOffset < socketOut.count { wanted.insert(.write) }
+        if wanted != interest {
+            interest = wanted
+            try? loop.reregister(fd: fd, token: token, interest: wanted)
+        }
+    }
+
+    // MARK: Events
+
+    public func handleEvents(readable: Bool, writable: Bool, hangup: Bool) {
+        if writable { flush() }
+        if readable && !isClosed { readFromSocket() }
+        if hangup && !isClosed && !readable { close() }
+    }
+
+    private func readFromSocket() {
+        let buffer = loop.readBuffer
+        let result: IOResult<Int>
+        do {
+            result = try syscall("recv") { recv(fd, buffer.baseAddress, buffer.count, 0) }
+        } catch {
+            close()
+            return
+        }
+        guard case .processed(let count) = result else { return }
+        if count == 0 {
+            // EOF from the peer.
+            close()
+            return
+        }
+        lastReadAt = MonotonicClock.nanoseconds()
+        if isLingering { return }  // discard: we are only waiting for the peer to go away
+        let bytes = UnsafeRawBufferPointer(start: buffer.baseAddress, count: count)
+        inDispatch = true
+        defer { inDispatch = false }
+        if let tls {
+            do {
+                _ = try tls.receive(bytes, scratch: loop.plaintextBuffer) { plaintext in
+                    if !isClosed && !closeRequested { handler?.connectionDidReceive(self, bytes: plaintext) }
+                }
+                if tls.receivedCloseNotify {
+                    tls.shutdown()
+                    closeRequested = true
+                }
+            } catch {
+                // Bad handshake or corrupt record: send the alert OpenSSL queued, then go.
+                tls.drainCiphertext(into: &socketOut)
+                closeRequested = true
+            }
+        } else {
+            handler?.connectionDidReceive(self, bytes: bytes)
+        }
+        flush()
+    }
+
+    // MARK: Closing
+
+    /// Sends what is queued, then closes (with a short linger so the peer reads the last bytes).
+    public func closeAfterFlush() {
+        guard !isClosed, !closeRequested else { return }
+        closeRequested = true
+        tls?.shutdown()
+        flush()
+    }
+
+    private func beginLingeringClose() {
+        guard !isLingering else { return }
+        isLingering = true
+        Glibc.shutdown(fd, Int32(SHUT_WR))
+        lingerDeadline = MonotonicClock.nanoseconds() &+ limits.lingerTimeout
+        updateInterest()
+    }
+
+    /// Closes the socket now.
+    public func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        loop.deregister(fd: fd, token: token)
+        Glibc.close(fd)
+        fd = -1
+        plaintextOut = []
+        socketOut = []
+        handler?.connectionDidClose(self)
+        handler = nil
+        onClose(self)
+    }
+
+    func tick(now: UInt64) {
+        guard !isClosed else { return }
+        if isLingering {
+            if now >= lingerDeadline { close() }
+            return
+        }
+        if isHandshaking {
+            if now &- createdAt > limits.handshakeTimeout { close() }
+            return
+        }
+        handler?.connectionTick(self, now: now)
+    }
+
+    func beginGracefulShutdown() {
+        guard !isClosed else { return }
+        if isHandshaking || handler == nil {
+            close()
+            return
+        }
+        handler?.connectionBeginGracefulShutdown(self)
+        if !inDispatch { flush() }
+    }
+}

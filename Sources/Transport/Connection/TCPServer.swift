@@ -1,0 +1,257 @@
+// APNs Sandbox — listeners on a group of event loops, connection limits, graceful shutdown.
+import Glibc
+import Support
+import Synchronization
+
+/// One listening address.
+public struct ListenerConfiguration: Sendable {
+    public var name: String
+    public var host: String
+    public var port: Int
+    /// nil for cleartext.
+    public var tls: TLSContext?
+
+    public init(name: String, host: String, port: Int, tls: TLSContext? = nil) {
+        self.name = name
+        self.host = host
+        self.port = port
+        self.tls = tls
+    }
+}
+
+/// A listener after binding: its name and the actual port (useful with port 0).
+public struct BoundListener: Sendable {
+    public var name: String
+    public var address: SocketAddress
+    public var isTLS: Bool
+    public var port: Int { address.port }
+}
+
+/// A TCP server: listeners accept on the first loop and hand connections round-robin to every
+/// loop of the group; each connection then lives on its loop until it closes.
+///
+/// Safety of `@unchecked Sendable`: mutable state is either atomic (`connectionCount`,
+/// `nextLoop`), behind a `Mutex` (`listenerStates`), or confined to a loop and reached through
+/// `LoopBound` values and `loop.execute`.
+public final class TCPServer: @unchecked Sendable {
+    public struct Configuration: Sendable {
+        public var listeners: [ListenerConfiguration]
+        public var maxConnections: Int = 10_000
+        public var connectionLimits = ConnectionLimits()
+        /// How often connections get a `connectionTick` (nanoseconds).
+        public var tickInterval: UInt64 = 200_000_000
+
+        public init(listeners: [ListenerConfiguration]) {
+            self.listeners = listeners
+        }
+    }
+
+    public let configuration: Configuration
+    public let loops: [EventLoop]
+    private let factory: any ConnectionHandlerFactory
+    private let logger: Logger
+    private let connectionCount = Atomic<Int>(0)
+    private let nextLoop = Atomic<Int>(0)
+    private let isDraining = Atomic<Bool>(false)
+    private let loopStates: [LoopBound<LoopState>]
+    private let boundListeners = Mutex<[BoundListener]>([])
+    private let acceptors = Mutex<[LoopBound<Acceptor>]>([])
+
+    public init(configuration: Configuration, loops: [EventLoop], factory: any ConnectionHandlerFactory, logger: Logger) {
+        precondition(!loops.isEmpty, "a server needs at least one event loop")
+        self.configuration = configuration
+        self.loops = loops
+        self.factory = factory
+        self.logger = logger
+        self.loopStates = loops.map { LoopBound(LoopState(), loop: $0) }
+    }
+
+    /// The number of open connections across all loops.
+    public var openConnections: Int { connectionCount.load(ordering: .relaxed) }
+
+    public var listeners: [BoundListener] { boundListeners.withLock { $0 } }
+
+    /// Binds every listener and starts accepting. Returns the bound addresses.
+    @discardableResult
+    public func start() throws -> [BoundListener] {
+        let acceptLoop = loops[0]
+        var bound: [BoundListener] = []
+        var made: [LoopBound<Acceptor>] = []
+        for listener in configuration.listeners {
+            let address = try SocketAddress(host: listener.host, port: listener.port)
+            let fd = try Posix.makeListeningSocket(address: address, backlog: 1024, reusePort: false)
+            let local = (try? Posix.localAddress(of: fd)) ?? address
+            let acceptor = Acceptor(fd: fd, configuration: listener, server: self)
+            let box = LoopBound(acceptor, loop: acceptLoop)
+            try runOnLoop(acceptLoop) { try box.value.start() }
+            made.append(box)
+            bound.append(BoundListener(name: listener.name, address: local, isTLS: listener.tls != nil))
+            logger.info("listening", [("listener", listener.name), ("address", local.description), ("tls", "\(listener.tls != nil)")])
+        }
+        acceptors.withLock { $0 = made }
+        boundListeners.withLock { $0 = bound }
+        for state in loopStates {
+            let interval = configuration.tickInterval
+            state.loop.execute { state.value.startTicking(loop: state.loop, interval: interval) }
+        }
+        return bound
+    }
+
+    /// Stops accepting, asks every connection to finish (HTTP/2 GOAWAY, HTTP/1.1 close after the
+    /// current response), waits up to `gracePeriod` for them to close, then closes the rest.
+    /// Blocks the calling thread (never call it on a loop).
+    public func shutdown(gracePeriodNanoseconds: UInt64) {
+        isDraining.store(true, ordering: .relaxed)
+        for acceptor in acceptors.withLock({ $0 }) {
+            acceptor.loop.execute { acceptor.value.stop() }
+        }
+        for state in loopStates {
+            state.loop.execute { state.value.beginGracefulShutdown() }
+        }
+        let deadline = MonotonicClock.nanoseconds() &+ gracePeriodNanoseconds
+        while openConnections > 0 && MonotonicClock.nanoseconds() < deadline {
+            usleep(10_000)
+        }
+        let remaining = openConnections
+        if remaining > 0 {
+            logger.warning("closing connections still open after the grace period", [("count", "\(remaining)")])
+            for state in loopStates {
+                state.loop.execute { state.value.closeAll() }
+            }
+            let hardDeadline = MonotonicClock.nanoseconds() &+ 1_000_000_000
+            while openConnections > 0 && MonotonicClock.nanoseconds() < hardDeadline { usleep(5_000) }
+        }
+        for state in loopStates {
+            state.loop.execute { state.value.stopTicking(loop: state.loop) }
+        }
+    }
+
+    // MARK: Internals
+
+    fileprivate func accepted(fd: Int32, remote: SocketAddress, listener: ListenerConfiguration, localPort: Int) {
+        if isDraining.load(ordering: .relaxed) {
+            Glibc.close(fd)
+            return
+        }
+        let count = connectionCount.wrappingAdd(1, ordering: .relaxed).newValue
+        if count > configuration.maxConnections {
+            connectionCount.wrappingSubtract(1, ordering: .relaxed)
+            Glibc.close(fd)
+            logger.warning("connection refused: limit reached", [("max", "\(configuration.maxConnections)")])
+            return
+        }
+        try? Posix.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+        let index = nextLoop.wrappingAdd(1, ordering: .relaxed).oldValue % loops.count
+        let state = loopStates[index]
+        let limits = configuration.connectionLimits
+        let factory = self.factory
+        state.loop.execute { [self] in
+            do {
+                let connection = try Connection(
+                    fd: fd, loop: state.loop, remoteAddress: remote, localPort: localPort, listenerName: listener.name,
+                    tls: listener.tls, limits: limits,
+                    onClose: { [self] closed in
+                        state.value.connections[closed.id] = nil
+                        self.connectionCount.wrappingSubtract(1, ordering: .relaxed)
+                    })
+                connection.handler = factory.makeHandler(for: connection)
+                state.value.connections[connection.id] = connection
+                try connection.start()
+            } catch {
+                Glibc.close(fd)
+                connectionCount.wrappingSubtract(1, ordering: .relaxed)
+                logger.error("cannot start connection", [("error", "\(error)")])
+            }
+        }
+    }
+
+    private func runOnLoop(_ loop: EventLoop, _ body: @escaping @Sendable () throws -> Void) throws {
+        let result = Mutex<Result<Void, any Error>?>(nil)
+        loop.execute {
+            let outcome = Result { try body() }
+            result.withLock { $0 = outcome }
+        }
+        while true {
+            if let outcome = result.withLock({ $0 }) { return try outcome.get() }
+            usleep(200)
+        }
+    }
+}
+
+/// Per-loop connection bookkeeping. Loop-confined.
+final class LoopState {
+    var connections: [UInt64: Connection] = [:]
+    private var tickTimer: TimerHandle?
+    private var ticking = false
+
+    func startTicking(loop: EventLoop, interval: UInt64) {
+        ticking = true
+        scheduleTick(loop: loop, interval: interval)
+    }
+
+    private func scheduleTick(loop: EventLoop, interval: UInt64) {
+        guard ticking else { return }
+        tickTimer = loop.schedule(afterNanoseconds: interval) { [self] in
+            let now = MonotonicClock.nanoseconds()
+            for connection in Array(connections.values) { connection.tick(now: now) }
+            scheduleTick(loop: loop, interval: interval)
+        }
+    }
+
+    func stopTicking(loop: EventLoop) {
+        ticking = false
+        if let tickTimer { loop.cancel(tickTimer) }
+    }
+
+    func beginGracefulShutdown() {
+        for connection in Array(connections.values) { connection.beginGracefulShutdown() }
+    }
+
+    func closeAll() {
+        for connection in Array(connections.values) { connection.close() }
+    }
+}
+
+/// A listening socket registered on the accept loop. Loop-confined.
+final class Acceptor: Selectable {
+    private var fd: Int32
+    private var token: UInt64 = 0
+    private let configuration: ListenerConfiguration
+    private unowned let server: TCPServer
+    private let localPort: Int
+    private let loop: EventLoop
+
+    init(fd: Int32, configuration: ListenerConfiguration, server: TCPServer) {
+        self.fd = fd
+        self.configuration = configuration
+        self.server = server
+        self.localPort = (try? Posix.localAddress(of: fd).port) ?? configuration.port
+        self.loop = server.loops[0]
+    }
+
+    func start() throws {
+        token = try loop.register(fd: fd, interest: .read, handler: self)
+    }
+
+    func stop() {
+        guard fd >= 0 else { return }
+        loop.deregister(fd: fd, token: token)
+        Glibc.close(fd)
+        fd = -1
+    }
+
+    func handleEvents(readable: Bool, writable: Bool, hangup: Bool) {
+        guard readable, fd >= 0 else { return }
+        for _ in 0..<64 {
+            do {
+                guard let (client, remote) = try Posix.accept(fd) else { return }
+                server.accepted(fd: client, remote: remote, listener: configuration, localPort: localPort)
+            } catch let error as SystemError where error.errno == EMFILE || error.errno == ENFILE {
+                // Out of descriptors: leave the rest in the backlog; the limit logs elsewhere.
+                return
+            } catch {
+                return
+            }
+        }
+    }
+}

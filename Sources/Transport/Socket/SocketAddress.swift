@@ -1,0 +1,88 @@
+// APNs Sandbox — IPv4/IPv6 socket addresses.
+import Glibc
+
+/// An IPv4 or IPv6 address and port, as bound or accepted.
+public struct SocketAddress: Sendable, CustomStringConvertible {
+    enum Storage: Sendable {
+        case v4(sockaddr_in)
+        case v6(sockaddr_in6)
+    }
+
+    let storage: Storage
+
+    /// Parses a numeric host (`127.0.0.1`, `::1`, `::`, `0.0.0.0`; `localhost` means 127.0.0.1).
+    public init(host: String, port: Int) throws {
+        let host = host == "localhost" ? "127.0.0.1" : host
+        var v4 = sockaddr_in()
+        if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
+            v4.sin_family = sa_family_t(AF_INET)
+            v4.sin_port = in_port_t(UInt16(truncatingIfNeeded: port)).bigEndian
+            storage = .v4(v4)
+            return
+        }
+        var v6 = sockaddr_in6()
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        if inet_pton(AF_INET6, bare, &v6.sin6_addr) == 1 {
+            v6.sin6_family = sa_family_t(AF_INET6)
+            v6.sin6_port = in_port_t(UInt16(truncatingIfNeeded: port)).bigEndian
+            storage = .v6(v6)
+            return
+        }
+        throw SystemError(call: "inet_pton(\(host))", errno: EINVAL)
+    }
+
+    init(storage: sockaddr_storage) {
+        var storage = storage
+        if Int32(storage.ss_family) == AF_INET6 {
+            self.storage = .v6(withUnsafeBytes(of: &storage) { $0.load(as: sockaddr_in6.self) })
+        } else {
+            self.storage = .v4(withUnsafeBytes(of: &storage) { $0.load(as: sockaddr_in.self) })
+        }
+    }
+
+    public var family: Int32 {
+        switch storage {
+        case .v4: AF_INET
+        case .v6: AF_INET6
+        }
+    }
+
+    public var port: Int {
+        switch storage {
+        case .v4(let a): Int(UInt16(bigEndian: a.sin_port))
+        case .v6(let a): Int(UInt16(bigEndian: a.sin6_port))
+        }
+    }
+
+    public var host: String {
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        switch storage {
+        case .v4(var a):
+            inet_ntop(AF_INET, &a.sin_addr, &buffer, socklen_t(buffer.count))
+        case .v6(var a):
+            inet_ntop(AF_INET6, &a.sin6_addr, &buffer, socklen_t(buffer.count))
+        }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    public var description: String {
+        family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
+    func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws -> R) rethrows -> R {
+        switch storage {
+        case .v4(var a):
+            return try withUnsafePointer(to: &a) {
+                try $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    try body($0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        case .v6(var a):
+            return try withUnsafePointer(to: &a) {
+                try $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    try body($0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                }
+            }
+        }
+    }
+}
