@@ -19,25 +19,35 @@ public struct HTTPFields: Sendable, Sequence, ExpressibleByDictionaryLiteral, Eq
     public var count: Int { fields.count }
 
     public mutating func append(_ name: String, _ value: String) {
-        fields.append(Field(name: name.lowercased(), value: value))
+        fields.append(Field(name: Self.lowercase(name), value: value))
+    }
+
+    /// Appends a field whose name is known to be lowercase already.
+    mutating func appendLowercased(_ name: String, _ value: String) {
+        fields.append(Field(name: name, value: value))
+    }
+
+    /// Lowercases only when needed (HTTP/2 names already are).
+    static func lowercase(_ name: String) -> String {
+        name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? name.lowercased() : name
     }
 
     /// Replaces every field called `name` with one field of `value` (or removes it when nil).
     public mutating func set(_ name: String, _ value: String?) {
-        let lower = name.lowercased()
+        let lower = Self.lowercase(name)
         fields.removeAll { $0.name == lower }
         if let value { fields.append(Field(name: lower, value: value)) }
     }
 
     /// The first value of `name`, if any.
     public subscript(name: String) -> String? {
-        let lower = name.lowercased()
+        let lower = Self.lowercase(name)
         return fields.first { $0.name == lower }?.value
     }
 
     /// Every value of `name`, in order.
     public func values(for name: String) -> [String] {
-        let lower = name.lowercased()
+        let lower = Self.lowercase(name)
         return fields.compactMap { $0.name == lower ? $0.value : nil }
     }
 

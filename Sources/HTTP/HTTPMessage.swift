@@ -1,4 +1,5 @@
 // APNs Sandbox — the one request/response model both HTTP versions share.
+import Glibc
 
 /// The protocol a request arrived on.
 public enum HTTPVersion: String, Sendable {
@@ -61,13 +62,23 @@ public struct HTTPRequest: Sendable {
 
     /// The path part of the target, without the query.
     public var path: Substring {
-        if let q = target.firstIndex(of: "?") { return target[..<q] }
+        if let q = queryMarkIndex { return target[..<q] }
         return target[...]
+    }
+
+    /// Where `?` is in `target` (a memchr over contiguous UTF-8; this is on the hot path).
+    private var queryMarkIndex: String.Index? {
+        let offset = target.utf8.withContiguousStorageIfAvailable { bytes -> Int? in
+            guard let base = bytes.baseAddress,
+                  let hit = memchr(base, Int32(UInt8(ascii: "?")), bytes.count) else { return nil }
+            return base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+        } ?? target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target.utf8.distance(from: target.utf8.startIndex, to: $0) }
+        return offset.map { target.utf8.index(target.utf8.startIndex, offsetBy: $0) }
     }
 
     /// The query part of the target (after `?`), if any.
     public var query: Substring? {
-        guard let q = target.firstIndex(of: "?") else { return nil }
+        guard let q = queryMarkIndex else { return nil }
         return target[target.index(after: q)...]
     }
 }

@@ -44,6 +44,8 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     private var completedRequests: [Stream] = []
     private var isReceiving = false
     private var isGoingAway = false
+    private var nvStorage: [UInt8] = []
+    private var nvRanges: [NameValueRange] = []
     private var lastActivity: UInt64
     let info: ConnectionInfo
 
@@ -228,20 +230,20 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         stream.awaitingResponse = false
         stream.responseBody = response.body
         stream.responseOffset = 0
-        // One buffer holds every name and value; the nv array points into it. nghttp2 copies
-        // both during submit_response, so the buffer only has to live for the call.
-        var storage: [UInt8] = []
-        storage.reserveCapacity(64 + response.headers.count * 48)
-        var ranges: [(Int, Int, Int, Int)] = []
-        ranges.reserveCapacity(response.headers.count + 2)
+        // One reused buffer holds every name and value; the nv array points into it. nghttp2
+        // copies both during submit_response, so the buffer only has to live for the call.
+        nvStorage.removeAll(keepingCapacity: true)
+        nvRanges.removeAll(keepingCapacity: true)
         func add(_ name: String, _ value: String) {
-            let nameStart = storage.count
-            storage.append(contentsOf: name.utf8)
-            let valueStart = storage.count
-            storage.append(contentsOf: value.utf8)
-            ranges.append((nameStart, valueStart - nameStart, valueStart, storage.count - valueStart))
+            let nameStart = nvStorage.count
+            nvStorage.append(contentsOf: name.utf8)
+            let valueStart = nvStorage.count
+            nvStorage.append(contentsOf: value.utf8)
+            nvRanges.append(NameValueRange(
+                nameStart: nameStart, nameLength: valueStart - nameStart,
+                valueStart: valueStart, valueLength: nvStorage.count - valueStart))
         }
-        add(":status", String(response.status))
+        add(":status", Self.statusText(response.status))
         for field in response.headers where !Self.isConnectionSpecific(field.name) {
             if field.value.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D || $0 == 0 }) { continue }
             add(field.name, field.value)
@@ -250,19 +252,46 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
             add("content-length", String(response.body.count))
         }
         let noBody = response.body.isEmpty || stream.method == "HEAD"
-        storage.withUnsafeMutableBufferPointer { buffer in
+        let ranges = nvRanges
+        nvStorage.withUnsafeMutableBufferPointer { buffer in
             guard let base = buffer.baseAddress else { return }
-            var nva = ranges.map { range in
-                nghttp2_nv(
-                    name: base + range.0, value: base + range.2, namelen: range.1, valuelen: range.3,
-                    flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+            withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: ranges.count) { nva in
+                guard let nvaBase = nva.baseAddress else { return }
+                for (i, range) in ranges.enumerated() {
+                    nva[i] = nghttp2_nv(
+                        name: base + range.nameStart, value: base + range.valueStart,
+                        namelen: range.nameLength, valuelen: range.valueLength,
+                        flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+                }
+                if noBody {
+                    nghttp2_submit_response(session, stream.id, nvaBase, ranges.count, nil)
+                } else {
+                    var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: readResponseBody)
+                    nghttp2_submit_response(session, stream.id, nvaBase, ranges.count, &provider)
+                }
             }
-            if noBody {
-                nghttp2_submit_response(session, stream.id, &nva, nva.count, nil)
-            } else {
-                var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: readResponseBody)
-                nghttp2_submit_response(session, stream.id, &nva, nva.count, &provider)
-            }
+        }
+    }
+
+    private struct NameValueRange {
+        var nameStart: Int
+        var nameLength: Int
+        var valueStart: Int
+        var valueLength: Int
+    }
+
+    private static func statusText(_ status: Int) -> String {
+        switch status {
+        case 200: "200"
+        case 400: "400"
+        case 403: "403"
+        case 404: "404"
+        case 410: "410"
+        case 413: "413"
+        case 429: "429"
+        case 500: "500"
+        case 503: "503"
+        default: String(status)
         }
     }
 
@@ -276,36 +305,57 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     // MARK: Callbacks (called from the trampolines below)
 
     fileprivate func beginHeaders(streamID: Int32) {
-        streams[streamID] = Stream(id: streamID, startedAt: MonotonicClock.nanoseconds())
+        let stream = Stream(id: streamID, startedAt: MonotonicClock.nanoseconds())
+        streams[streamID] = stream
+        // The dictionary owns the stream; nghttp2 keeps an unretained pointer for fast lookups.
+        nghttp2_session_set_stream_user_data(session, streamID, Unmanaged.passUnretained(stream).toOpaque())
+    }
+
+    /// The stream's state, through nghttp2's per-stream user data (no hashing on the hot path).
+    private func stream(_ streamID: Int32) -> Stream? {
+        guard let session, let pointer = nghttp2_session_get_stream_user_data(session, streamID) else { return nil }
+        return Unmanaged<Stream>.fromOpaque(pointer).takeUnretainedValue()
     }
 
     fileprivate func header(streamID: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
-        guard let stream = streams[streamID] else { return }
+        guard let stream = stream(streamID) else { return }
         stream.headerBytes += name.count + value.count + 32
         if stream.headerBytes > pipeline.options.maxHeaderListSize {
             stream.isHeaderListTooLarge = true
             return
         }
         if stream.isHeaderListTooLarge { return }
-        let nameString = String(decoding: name, as: UTF8.self)
         let valueString = String(decoding: value, as: UTF8.self)
         if name.first == UInt8(ascii: ":") {
-            switch nameString {
-            case ":method": stream.method = valueString
-            case ":path": stream.path = valueString
-            case ":scheme": stream.scheme = valueString
-            case ":authority": stream.authority = valueString
-            default: stream.hasBadHeader = true
+            switch Self.pseudoHeader(name) {
+            case .method: stream.method = valueString
+            case .path: stream.path = valueString
+            case .scheme: stream.scheme = valueString
+            case .authority: stream.authority = valueString
+            case nil: stream.hasBadHeader = true
             }
-        } else if nameString == "host" {
+        } else if name.elementsEqual("host".utf8) {
             if stream.authority == nil { stream.authority = valueString }
         } else {
-            stream.headers.append(nameString, valueString)
+            // nghttp2 has already rejected upper-case names, so no lowercasing is needed.
+            stream.headers.appendLowercased(String(decoding: name, as: UTF8.self), valueString)
+        }
+    }
+
+    private enum PseudoHeader { case method, path, scheme, authority }
+
+    private static func pseudoHeader(_ name: UnsafeBufferPointer<UInt8>) -> PseudoHeader? {
+        switch name.count {
+        case 5 where name.elementsEqual(":path".utf8): .path
+        case 7 where name.elementsEqual(":method".utf8): .method
+        case 7 where name.elementsEqual(":scheme".utf8): .scheme
+        case 10 where name.elementsEqual(":authority".utf8): .authority
+        default: nil
         }
     }
 
     fileprivate func dataChunk(streamID: Int32, data: UnsafeBufferPointer<UInt8>) {
-        guard let stream = streams[streamID], !stream.isBodyTooLarge else { return }
+        guard let stream = stream(streamID), !stream.isBodyTooLarge else { return }
         if stream.body.count + data.count > pipeline.options.maxBodyBytes {
             stream.isBodyTooLarge = true
             stream.body = []
@@ -315,17 +365,18 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     }
 
     fileprivate func requestEnded(streamID: Int32) {
-        guard let stream = streams[streamID], !stream.requestComplete else { return }
+        guard let stream = stream(streamID), !stream.requestComplete else { return }
         stream.requestComplete = true
         completedRequests.append(stream)
     }
 
     fileprivate func streamClosed(streamID: Int32) {
+        if let session { nghttp2_session_set_stream_user_data(session, streamID, nil) }
         streams[streamID] = nil
     }
 
     fileprivate func readBody(streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
-        guard let stream = streams[streamID] else {
+        guard let stream = stream(streamID) else {
             flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
             return 0
         }

@@ -1,4 +1,5 @@
 // APNs Sandbox — method + path routing with `{parameter}` segments.
+import Glibc
 
 /// Path parameters captured by a route pattern such as `/3/device/{token}`.
 public struct PathParameters: Sendable {
@@ -56,10 +57,10 @@ public struct Router: HTTPResponder {
     public mutating func post(_ pattern: String, _ handler: @escaping Handler) { on("POST", pattern, handler) }
 
     public func respond(to request: HTTPRequest) -> HandlerResult {
-        let parts = request.path.split(separator: "/", omittingEmptySubsequences: true)
+        let path = request.path
         var allowed: [String] = []
         for route in routes {
-            guard let parameters = match(route.segments, parts) else { continue }
+            guard let parameters = Self.match(route.segments, path) else { continue }
             if route.method == request.method || (request.method == "HEAD" && route.method == "GET") {
                 return route.handler(request, parameters)
             }
@@ -74,30 +75,51 @@ public struct Router: HTTPResponder {
         return notFound(request, PathParameters())
     }
 
-    private func match(_ segments: [Segment], _ parts: [Substring]) -> PathParameters? {
-        var parameters = PathParameters()
-        var index = 0
-        for segment in segments {
-            switch segment {
-            case .literal(let literal):
-                guard index < parts.count, parts[index] == literal else { return nil }
-            case .parameter(let name):
-                guard index < parts.count else { return nil }
-                parameters.append(name, String(parts[index]).removingPercentEncodingOrSelf)
-            case .rest(let name):
-                parameters.append(name, parts[index...].joined(separator: "/"))
-                return parameters
+    /// Matches `path` segment by segment over its UTF-8 bytes, without allocating (hot path).
+    private static func match(_ segments: [Segment], _ path: Substring) -> PathParameters? {
+        var path = path
+        return path.withUTF8 { bytes -> PathParameters? in
+            var parameters = PathParameters()
+            var position = 0
+            let slash = UInt8(ascii: "/")
+            func skipSlashes() {
+                while position < bytes.count && bytes[position] == slash { position += 1 }
             }
-            index += 1
+            /// The byte range of the next non-empty segment.
+            func nextSegment() -> Range<Int>? {
+                skipSlashes()
+                guard position < bytes.count else { return nil }
+                let start = position
+                while position < bytes.count && bytes[position] != slash { position += 1 }
+                return start..<position
+            }
+            for segment in segments {
+                switch segment {
+                case .literal(let literal):
+                    guard let range = nextSegment(),
+                          UnsafeBufferPointer(rebasing: bytes[range]).elementsEqual(literal.utf8) else { return nil }
+                case .parameter(let name):
+                    guard let range = nextSegment() else { return nil }
+                    let value = String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+                    parameters.append(name, value.removingPercentEncodingOrSelf)
+                case .rest(let name):
+                    skipSlashes()
+                    parameters.append(name, String(decoding: UnsafeBufferPointer(rebasing: bytes[position...]), as: UTF8.self))
+                    return parameters
+                }
+            }
+            return nextSegment() == nil ? parameters : nil
         }
-        return index == parts.count ? parameters : nil
     }
 }
 
 extension String {
     /// Percent-decodes without Foundation; malformed escapes are kept as they are.
     var removingPercentEncodingOrSelf: String {
-        guard contains("%") else { return self }
+        let hasEscape = utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.baseAddress.map { memchr($0, Int32(UInt8(ascii: "%")), bytes.count) != nil } ?? false
+        } ?? utf8.contains(UInt8(ascii: "%"))
+        guard hasEscape else { return self }
         var bytes: [UInt8] = []
         var iterator = Array(utf8)[...]
         while let byte = iterator.popFirst() {
