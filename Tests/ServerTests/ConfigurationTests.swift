@@ -1,0 +1,64 @@
+// APNs Sandbox — reading the configuration file and its overrides.
+import Foundation
+import Server
+import Testing
+
+@Suite struct ConfigurationTests {
+    private func packageRoot() -> URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    /// The shipped example configuration parses and matches the documented defaults.
+    @Test func loadsShippedExample() throws {
+        let path = packageRoot().appendingPathComponent("config/sandbox.json").path
+        let configuration = try SandboxConfiguration.load(path: path)
+        #expect(configuration.listeners.map(\.port) == [2197, 8080])
+        #expect(configuration.listeners.map(\.tls) == [true, false])
+        #expect(configuration.limits.maxConcurrentStreams == 1000)
+        #expect(configuration.limits.maxHeaderListSize == 8000)
+        #expect(configuration.requestLogging == false)
+        try configuration.validate()
+    }
+
+    /// Missing keys fall back to defaults, so `{}` is a valid configuration.
+    @Test func emptyObjectMeansDefaults() throws {
+        let configuration = try JSONDecoder().decode(SandboxConfiguration.self, from: Data("{}".utf8))
+        #expect(configuration == SandboxConfiguration())
+    }
+
+    /// Environment variables override the file; bad values are reported by name.
+    @Test func appliesEnvironmentOverrides() throws {
+        var configuration = SandboxConfiguration()
+        try configuration.applyEnvironment([
+            "APNS_SANDBOX_TLS_PORT": "12197", "APNS_SANDBOX_HTTP_PORT": "18080",
+            "APNS_SANDBOX_DATA_DIR": "/tmp/x", "APNS_SANDBOX_HOST": "127.0.0.1",
+        ])
+        #expect(configuration.listeners.first { $0.tls }?.port == 12197)
+        #expect(configuration.listeners.first { !$0.tls }?.port == 18080)
+        #expect(configuration.listeners.allSatisfy { $0.host == "127.0.0.1" })
+        #expect(configuration.dataDirectory == "/tmp/x")
+        #expect(throws: ConfigurationError.self) {
+            try configuration.applyEnvironment(["APNS_SANDBOX_HTTP_PORT": "eighty"])
+        }
+    }
+
+    /// A type error names the offending key.
+    @Test func reportsTheBadKey() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).json")
+        try Data(#"{"limits": {"maxBodyBytes": "big"}}"#.utf8).write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        do {
+            _ = try SandboxConfiguration.load(path: url.path)
+            Issue.record("expected an error")
+        } catch let error as ConfigurationError {
+            #expect(error.description.contains("limits.maxBodyBytes"))
+        }
+    }
+
+    /// Half a user certificate (file without key) is rejected up front.
+    @Test func rejectsCertificateWithoutKey() {
+        var configuration = SandboxConfiguration()
+        configuration.tls.certificateFile = "/tmp/cert.pem"
+        #expect(throws: ConfigurationError.self) { try configuration.validate() }
+    }
+}
