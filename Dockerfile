@@ -1,17 +1,16 @@
 # APNs Sandbox container image.
 #   docker build -t apns-sandbox .            (or: docker compose up --build)
-# Build with another Swift image: --build-arg SWIFT_IMAGE=swift:6.2-bookworm
+# Build with another Swift image: --build-arg SWIFT_IMAGE=swift:6.3-bookworm
+# The toolchain matches the one CI uses (Swift 6.3 on Debian 12 bookworm).
 
-ARG SWIFT_IMAGE=swift:6.1-bookworm
+ARG SWIFT_IMAGE=swift:6.3-bookworm
 
 # ---- build ------------------------------------------------------------------------------------------
 FROM ${SWIFT_IMAGE} AS build
-# The same build dependencies as scripts/setup.
-RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        libssl-dev libnghttp2-dev libsqlite3-dev zlib1g-dev pkg-config \
- && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
+# The very script CI and the README use to install the build dependencies (apt).
+COPY scripts/setup scripts/setup
+RUN scripts/setup && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN swift build -c release --product apns-sandbox --static-swift-stdlib \
  && bin="$(swift build -c release --product apns-sandbox --static-swift-stdlib --show-bin-path)" \

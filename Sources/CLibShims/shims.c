@@ -19,3 +19,28 @@ int CLibShims_alpn_select(SSL *ssl, const unsigned char **out, unsigned char *ou
 void CLibShims_SSL_CTX_use_default_alpn(SSL_CTX *ctx) {
     SSL_CTX_set_alpn_select_cb(ctx, CLibShims_alpn_select, NULL);
 }
+
+static int CLibShims_accept_any_chain(int preverify_ok, X509_STORE_CTX *ctx) {
+    (void)preverify_ok; (void)ctx;
+    return 1;
+}
+
+int CLibShims_SSL_CTX_request_client_certificate(SSL_CTX *ctx, const char *caFile) {
+    if (SSL_CTX_load_verify_locations(ctx, caFile, NULL) != 1) return 0;
+    STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(caFile);
+    if (names == NULL) return 0;
+    SSL_CTX_set_client_CA_list(ctx, names);
+    static const unsigned char sessionContext[] = "apns-sandbox";
+    SSL_CTX_set_session_id_context(ctx, sessionContext, sizeof sessionContext - 1);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, CLibShims_accept_any_chain);
+    return 1;
+}
+
+int CLibShims_SSL_peer_certificate_der(SSL *ssl, unsigned char **out) {
+    X509 *peer = SSL_get1_peer_certificate(ssl);
+    if (peer == NULL) return -1;
+    *out = NULL;
+    int length = i2d_X509(peer, out);
+    X509_free(peer);
+    return length;
+}

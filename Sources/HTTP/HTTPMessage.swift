@@ -1,5 +1,6 @@
 // APNs Sandbox — the one request/response model both HTTP versions share.
 import Glibc
+import Transport
 
 /// The protocol a request arrived on.
 public enum HTTPVersion: String, Sendable {
@@ -18,13 +19,33 @@ public struct ConnectionInfo: Sendable {
     public var remoteAddress: String
     /// The local port the connection was accepted on.
     public var localPort: Int
+    /// The name of the listener that accepted the connection (`tls`, `cleartext`, …).
+    public var listenerName: String
+    /// The client certificate from the TLS handshake, if one was presented.
+    public var peerCertificate: PeerCertificate?
+    /// State shared by every request on this connection.
+    public var session: ConnectionSession
 
-    public init(id: UInt64, isTLS: Bool, alpn: String? = nil, remoteAddress: String = "", localPort: Int = 0) {
+    public init(
+        id: UInt64, isTLS: Bool, alpn: String? = nil, remoteAddress: String = "", localPort: Int = 0,
+        listenerName: String = "", peerCertificate: PeerCertificate? = nil, session: ConnectionSession? = nil
+    ) {
         self.id = id
         self.isTLS = isTLS
         self.alpn = alpn
         self.remoteAddress = remoteAddress
         self.localPort = localPort
+        self.listenerName = listenerName
+        self.peerCertificate = peerCertificate
+        self.session = session ?? ConnectionSession(connectionID: id)
+    }
+
+    /// Builds the info for an accepted connection (after its TLS handshake).
+    init(connection: Connection) {
+        self.init(
+            id: connection.id, isTLS: connection.isTLS, alpn: connection.alpn,
+            remoteAddress: connection.remoteAddress.description, localPort: connection.localPort,
+            listenerName: connection.listenerName, peerCertificate: connection.peerCertificate)
     }
 }
 

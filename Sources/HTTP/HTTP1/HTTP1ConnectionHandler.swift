@@ -39,9 +39,7 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
         var limits = pipeline.options.http1Limits
         limits.maxBodyBytes = pipeline.options.maxBodyBytes
         self.parser = HTTP1Parser(limits: limits)
-        self.info = ConnectionInfo(
-            id: connection.id, isTLS: connection.isTLS, alpn: connection.alpn,
-            remoteAddress: connection.remoteAddress.description, localPort: connection.localPort)
+        self.info = ConnectionInfo(connection: connection)
     }
 
     func connectionDidReceive(_ connection: Connection, bytes: UnsafeRawBufferPointer) {

@@ -44,6 +44,8 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     private var completedRequests: [Stream] = []
     private var isReceiving = false
     private var isGoingAway = false
+    private var isConnectionClosed = false
+    private var advertisedMaxConcurrentStreams: UInt32 = .max
     private var nvStorage: [UInt8] = []
     private var nvRanges: [NameValueRange] = []
     private var lastActivity: UInt64
@@ -53,9 +55,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         self.connection = connection
         self.pipeline = pipeline
         self.lastActivity = MonotonicClock.nanoseconds()
-        self.info = ConnectionInfo(
-            id: connection.id, isTLS: connection.isTLS, alpn: connection.alpn,
-            remoteAddress: connection.remoteAddress.description, localPort: connection.localPort)
+        self.info = ConnectionInfo(connection: connection)
         var callbacks: OpaquePointer?
         nghttp2_session_callbacks_new(&callbacks)
         defer { nghttp2_session_callbacks_del(callbacks) }
@@ -76,7 +76,18 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
             return
         }
         session = created
-        submitSettings(maxConcurrentStreams: pipeline.options.maxConcurrentStreams)
+        let initialStreams = pipeline.options.initialMaxConcurrentStreams?(info) ?? pipeline.options.maxConcurrentStreams
+        submitSettings(maxConcurrentStreams: initialStreams)
+        // Weak: the session outlives nothing, but a strong capture would make a cycle
+        // (handler → info → session → control → handler).
+        let bound = LoopBound(WeakReference(self), loop: connection.loop)
+        info.session.installStreamLimitControl { limit in
+            bound.loop.execute {
+                guard let handler = bound.value.object, !handler.isConnectionClosed else { return }
+                handler.submitSettings(maxConcurrentStreams: limit)
+                handler.send()
+            }
+        }
         // A larger connection window than the 64 KiB default, so uploads are not throttled.
         nghttp2_submit_window_update(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, Int32((1 << 24) - 65_535))
     }
@@ -88,7 +99,8 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     /// Advertises a new SETTINGS_MAX_CONCURRENT_STREAMS (APNs lowers it to 1 until a valid
     /// provider token arrives).
     func submitSettings(maxConcurrentStreams: UInt32) {
-        guard let session else { return }
+        guard let session, maxConcurrentStreams != advertisedMaxConcurrentStreams else { return }
+        advertisedMaxConcurrentStreams = maxConcurrentStreams
         var settings = [
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue), value: maxConcurrentStreams),
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: UInt32(pipeline.options.maxHeaderListSize)),
@@ -149,6 +161,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     }
 
     func connectionDidClose(_ connection: Connection) {
+        isConnectionClosed = true
         streams.removeAll()
         completedRequests.removeAll()
     }

@@ -5,6 +5,10 @@ public struct HTTPServerOptions: Sendable {
     public var http1Limits = HTTP1Limits()
     /// SETTINGS_MAX_CONCURRENT_STREAMS advertised to HTTP/2 clients.
     public var maxConcurrentStreams: UInt32 = 1000
+    /// The SETTINGS_MAX_CONCURRENT_STREAMS a new HTTP/2 connection starts with, if it should
+    /// differ from `maxConcurrentStreams` (APNs allows one stream until a valid provider token
+    /// arrives); handlers raise it later through `ConnectionSession.setMaxConcurrentStreams`.
+    public var initialMaxConcurrentStreams: (@Sendable (ConnectionInfo) -> UInt32)?
     /// SETTINGS_MAX_HEADER_LIST_SIZE: larger header blocks get 431.
     public var maxHeaderListSize: Int = 8000
     /// Largest request body on either protocol.

@@ -82,6 +82,9 @@ public final class Connection: Selectable {
     /// The ALPN protocol selected in the TLS handshake (`h2`, `http/1.1`), if any.
     public var alpn: String? { tls?.alpn }
 
+    /// The client certificate presented in the TLS handshake, if any.
+    public var peerCertificate: PeerCertificate? { tls?.peerCertificate }
+
     /// Bytes waiting to go to the socket.
     public var pendingOutputBytes: Int { plaintextOut.count + socketOut.count - socketOutOffset }
 

@@ -31,8 +31,10 @@ public struct TLSError: Error, Sendable, CustomStringConvertible {
 public final class TLSContext: @unchecked Sendable {
     let context: OpaquePointer
 
-    /// Loads a PEM certificate chain (leaf first) and a PEM private key.
-    public init(certificateChainFile: String, privateKeyFile: String) throws {
+    /// Loads a PEM certificate chain (leaf first) and a PEM private key. With `clientCAFile`,
+    /// clients are asked for a certificate issued by those CAs (optional: a client without one
+    /// still connects; `Connection.peerCertificate` tells what was presented and whether it verified).
+    public init(certificateChainFile: String, privateKeyFile: String, clientCAFile: String? = nil) throws {
         guard let method = TLS_server_method(), let ctx = SSL_CTX_new(method) else {
             throw TLSError("SSL_CTX_new failed")
         }
@@ -52,6 +54,11 @@ public final class TLSContext: @unchecked Sendable {
             throw TLSError("private key does not match the certificate")
         }
         CLibShims_SSL_CTX_use_default_alpn(ctx)
+        if let clientCAFile {
+            guard CLibShims_SSL_CTX_request_client_certificate(ctx, clientCAFile) == 1 else {
+                throw TLSError("cannot load client CA \(clientCAFile)")
+            }
+        }
     }
 
     deinit {

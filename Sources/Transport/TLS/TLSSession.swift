@@ -13,6 +13,8 @@ final class TLSSession {
     private(set) var isHandshakeComplete = false
     private(set) var alpn: String?
     private(set) var receivedCloseNotify = false
+    /// The client's certificate (DER) and whether its chain verified against the client CAs.
+    private(set) var peerCertificate: PeerCertificate?
 
     init(context: TLSContext) throws {
         guard let ssl = SSL_new(context.context) else { throw TLSError("SSL_new failed") }
@@ -51,6 +53,7 @@ final class TLSSession {
                 isHandshakeComplete = true
                 completedNow = true
                 readALPN()
+                readPeerCertificate()
             } else {
                 let error = SSL_get_error(ssl, result)
                 if error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE { return false }
@@ -107,6 +110,15 @@ final class TLSSession {
             buffer.removeLast(pending - max(0, Int(n)))
             if n <= 0 { return }
         }
+    }
+
+    private func readPeerCertificate() {
+        var der: UnsafeMutablePointer<UInt8>?
+        let length = CLibShims_SSL_peer_certificate_der(ssl, &der)
+        guard length > 0, let der else { return }
+        defer { CRYPTO_free(der, #fileID, #line) }
+        let verified = SSL_get_verify_result(ssl) == X509_V_OK
+        peerCertificate = PeerCertificate(der: Array(UnsafeBufferPointer(start: der, count: Int(length))), isTrusted: verified)
     }
 
     private func readALPN() {
