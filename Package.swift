@@ -24,17 +24,25 @@ let package = Package(
         .target(name: "CLibShims", dependencies: ["COpenSSL", "CZlib", "CSQLite3", "CNGHTTP2"]),
 
         .target(name: "Support", swiftSettings: strict),
+        .target(name: "APNsProtocol", swiftSettings: strict),
+        .target(name: "Sandbox", dependencies: ["APNsProtocol"], swiftSettings: strict),
         .target(name: "Transport", dependencies: ["Support", "CLinuxSystem", "COpenSSL", "CLibShims"], swiftSettings: strict),
         .target(name: "HTTP", dependencies: ["Support", "Transport", "CNGHTTP2", "CZlib", "CLibShims"], swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["Support", "COpenSSL", "CLibShims"], swiftSettings: strict),
-        .target(name: "Server", dependencies: ["Support", "Transport", "HTTP", "Crypto"], swiftSettings: strict),
-        .executableTarget(name: "apns-sandbox", dependencies: ["Server", "Support"], swiftSettings: strict),
+        .target(
+            name: "Server", dependencies: ["Support", "Transport", "HTTP", "Crypto", "APNsProtocol", "Sandbox"],
+            swiftSettings: strict),
+        .executableTarget(name: "apns-sandbox", dependencies: ["Server", "Support", "Crypto"], swiftSettings: strict),
 
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
+        .testTarget(name: "APNsProtocolTests", dependencies: ["APNsProtocol"], swiftSettings: strict),
+        .testTarget(name: "SandboxTests", dependencies: ["Sandbox", "APNsProtocol"], swiftSettings: strict),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Support"], swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Support"], swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
-        .testTarget(name: "ServerTests", dependencies: ["Server", "HTTP", "Crypto", "Support"], swiftSettings: strict),
+        .testTarget(
+            name: "ServerTests", dependencies: ["Server", "HTTP", "Crypto", "Support", "APNsProtocol", "Sandbox"],
+            swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,7 +1,9 @@
 // APNs Sandbox — wiring: configuration → certificates → routes → listeners, and shutdown.
+import APNsProtocol
 import Crypto
 import Foundation
 import HTTP
+import Sandbox
 import Support
 import Transport
 
@@ -15,6 +17,10 @@ public final class SandboxServer: Sendable {
     public let state = ServerState()
     /// The TLS files in use (generated or user-supplied).
     public let tlsFiles: ServerTLSFiles
+    /// Apps and devices the provider endpoint resolves pushes against.
+    public let registry: DeviceRegistry
+    /// Every push record, newest first (until the durable store lands).
+    public let pushes: RecentPushes
     private let group: EventLoopGroup
     private let server: TCPServer
 
@@ -33,18 +39,44 @@ public final class SandboxServer: Sendable {
             tlsFiles = generated
         }
         let needsTLS = configuration.listeners.contains { $0.tls }
+        // Clients may present a certificate issued by the sandbox CA (APNs certificate auth).
         let tlsContext = needsTLS
-            ? try TLSContext(certificateChainFile: tlsFiles.certificateChain, privateKeyFile: tlsFiles.privateKey)
+            ? try TLSContext(
+                certificateChainFile: tlsFiles.certificateChain, privateKeyFile: tlsFiles.privateKey,
+                clientCAFile: generated.caCertificate)
             : nil
         guard let caPEM = FileManager.default.contents(atPath: tlsFiles.caCertificate) else {
             throw ConfigurationError("cannot read CA certificate \(tlsFiles.caCertificate)")
         }
 
+        let settings = configuration.apns
+        registry = DeviceRegistry(unknownTokenPolicy: settings.unknownDeviceTokens == "strict" ? .strict : .autoRegister)
+        try Self.seed(registry, from: configuration)
+        pushes = RecentPushes(capacity: settings.recentPushCapacity)
+        let keys = try ProviderKeyStore(teams: configuration.teams, baseDirectory: configuration.baseDirectory)
+        var listenerEnvironments: [String: APNsEnvironment] = [:]
+        for listener in configuration.listeners {
+            if let name = listener.environment, let environment = APNsEnvironment(rawValue: name) {
+                listenerEnvironments[listener.name] = environment
+            }
+        }
+        let provider = ProviderEndpoint(
+            keys: keys, registry: registry, sink: pushes, settings: settings, listenerEnvironments: listenerEnvironments)
+
         var router = Router()
         HealthRoutes.register(on: &router, state: state, caCertificatePEM: Array(caPEM))
-        ProviderRoutes.register(on: &router)
+        provider.register(on: &router)
+        PushLogRoutes.register(on: &router, pushes: pushes)
 
-        let options = Self.httpOptions(from: configuration)
+        var options = Self.httpOptions(from: configuration)
+        let streamsBeforeAuthentication = UInt32(clamping: max(0, settings.streamsBeforeAuthentication))
+        let fullStreams = options.maxConcurrentStreams
+        if streamsBeforeAuthentication > 0 {
+            // APNs: one stream until a valid provider token; certificate connections start open.
+            options.initialMaxConcurrentStreams = { info in
+                info.peerCertificate?.isTrusted == true ? fullStreams : min(streamsBeforeAuthentication, fullStreams)
+            }
+        }
         let pipeline = HTTPPipeline(responder: router, options: options, logger: logger.with("component", "http"))
         group = try EventLoopGroup(count: configuration.eventLoops)
         var serverConfiguration = TCPServer.Configuration(
@@ -56,6 +88,23 @@ public final class SandboxServer: Sendable {
         server = TCPServer(
             configuration: serverConfiguration, loops: group.loops, factory: HTTPConnectionFactory(pipeline: pipeline),
             logger: logger.with("component", "transport"))
+    }
+
+    /// Adds the configured teams' apps and the configured devices (idempotent).
+    static func seed(_ registry: DeviceRegistry, from configuration: SandboxConfiguration) throws {
+        for team in configuration.teams {
+            for bundleID in team.apps { registry.upsert(App(bundleID: bundleID, teamID: team.teamID)) }
+        }
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        for device in configuration.devices {
+            guard let token = DeviceToken(hex: device.token) else {
+                throw ConfigurationError("device \(device.token.prefix(8))…: not a hex device token")
+            }
+            let environment = APNsEnvironment(rawValue: device.environment) ?? .development
+            registry.upsert(Device(
+                token: token, environment: environment, locale: device.locale,
+                apps: device.apps.map { InstalledApp(bundleID: $0, installedAt: now) }))
+        }
     }
 
     static func httpOptions(from configuration: SandboxConfiguration) -> HTTPServerOptions {

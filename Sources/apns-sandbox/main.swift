@@ -1,4 +1,5 @@
 // APNs Sandbox — command line: serve, healthcheck, version.
+import Crypto
 import Foundation
 import Server
 import Support
@@ -24,6 +25,16 @@ let usage = """
                     --log-level LEVEL   trace|debug|info|notice|warning|error (env APNS_SANDBOX_LOG_LEVEL)
       healthcheck   exit 0 if the server answers GET /healthz with 200
                     --url URL           default http://127.0.0.1:$APNS_SANDBOX_HTTP_PORT/healthz (port 8080)
+      token         print a provider token (JWT, ES256) signed with a key from the configuration
+                    --config FILE       configuration with teams[].keys[].privateKeyFile (default config/sandbox.json)
+                    --key-id ID         which key (default: the first with a private key file)
+                    --issued-at SECONDS the token's iat (default: now)
+      client-cert   issue an APNs-style client certificate signed by the sandbox CA
+                    --bundle-id ID      the app (subject UID; default topic)
+                    --topics A,B        topics (default: ID, ID.voip, ID.complication)
+                    --environment E     development|production|both (default both)
+                    --config FILE / --data-dir DIR   where the CA lives (default ./data)
+                    --out PREFIX        writes PREFIX.pem and PREFIX-key.pem (default: print both PEMs)
       version       print the version
     """
 
@@ -91,6 +102,62 @@ func serve(_ arguments: ArraySlice<String>) -> Never {
     exit(0)
 }
 
+/// Loads `--config` (or APNS_SANDBOX_CONFIG, or config/sandbox.json when it exists) for the tools.
+func toolConfiguration(_ flags: [String: String]) -> SandboxConfiguration {
+    let environment = ProcessInfo.processInfo.environment
+    let path = flags["--config"] ?? environment["APNS_SANDBOX_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
+        ?? (FileManager.default.fileExists(atPath: "config/sandbox.json") ? "config/sandbox.json" : nil)
+    do {
+        var configuration = try path.map { try SandboxConfiguration.load(path: $0) } ?? SandboxConfiguration()
+        try configuration.applyEnvironment(environment)
+        if let dataDirectory = flags["--data-dir"] { configuration.dataDirectory = dataDirectory }
+        return configuration
+    } catch {
+        fail("\(error)")
+    }
+}
+
+func token(_ arguments: ArraySlice<String>) -> Never {
+    let flags = options(arguments, allowed: ["--config", "--key-id", "--issued-at"])
+    let configuration = toolConfiguration(flags)
+    var issuedAt: Int64?
+    if let text = flags["--issued-at"] {
+        guard let value = Int64(text) else { fail("--issued-at must be seconds since the epoch") }
+        issuedAt = value
+    }
+    do {
+        print(try CredentialTools.providerToken(configuration: configuration, keyID: flags["--key-id"], issuedAt: issuedAt))
+    } catch {
+        fail("\(error)")
+    }
+    exit(0)
+}
+
+func clientCertificate(_ arguments: ArraySlice<String>) -> Never {
+    let flags = options(arguments, allowed: ["--config", "--data-dir", "--bundle-id", "--topics", "--environment", "--out"])
+    let configuration = toolConfiguration(flags)
+    guard let bundleID = flags["--bundle-id"], !bundleID.isEmpty else { fail("--bundle-id is required") }
+    guard let environment = CertificateEnvironment(rawValue: flags["--environment"] ?? "both") else {
+        fail("--environment must be development, production or both")
+    }
+    let topics = flags["--topics"].map { $0.split(separator: ",").map(String.init) }
+    do {
+        let issued = try CredentialTools.clientCertificate(
+            configuration: configuration, bundleID: bundleID, topics: topics, environment: environment)
+        if let prefix = flags["--out"] {
+            try issued.certificatePEM.write(toFile: prefix + ".pem", atomically: true, encoding: .utf8)
+            try issued.privateKeyPEM.write(toFile: prefix + "-key.pem", atomically: true, encoding: .utf8)
+            chmod(prefix + "-key.pem", 0o600)
+            print("\(prefix).pem\n\(prefix)-key.pem")
+        } else {
+            print(issued.certificatePEM + issued.privateKeyPEM, terminator: "")
+        }
+    } catch {
+        fail("\(error)")
+    }
+    exit(0)
+}
+
 func healthcheck(_ arguments: ArraySlice<String>) -> Never {
     let flags = options(arguments, allowed: ["--url"])
     let port = ProcessInfo.processInfo.environment["APNS_SANDBOX_HTTP_PORT"].flatMap(Int.init) ?? 8080
@@ -104,6 +171,8 @@ let arguments = CommandLine.arguments.dropFirst()
 switch arguments.first {
 case "serve": serve(arguments.dropFirst())
 case "healthcheck": healthcheck(arguments.dropFirst())
+case "token": token(arguments.dropFirst())
+case "client-cert": clientCertificate(arguments.dropFirst())
 case "version", "--version": print("apns-sandbox \(version)")
 case "help", "--help", "-h", nil: print(usage)
 case let other?: fail("unknown command \(other)\n\n\(usage)")

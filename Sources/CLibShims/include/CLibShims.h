@@ -32,6 +32,13 @@ int CLibShims_alpn_select(SSL *ssl, const unsigned char **out, unsigned char *ou
                           const unsigned char *in, unsigned int inlen, void *arg);
 /// Installs `CLibShims_alpn_select` on the context.
 void CLibShims_SSL_CTX_use_default_alpn(SSL_CTX *ctx);
+/// Asks clients for a certificate issued by the CAs in `caFile` without requiring one: the verify
+/// callback accepts every chain so the handshake never fails on it, and the caller reads the
+/// outcome afterwards with SSL_get_verify_result (APNs certificate auth is optional per connection).
+/// Returns 1 on success.
+int CLibShims_SSL_CTX_request_client_certificate(SSL_CTX *ctx, const char *caFile);
+/// The peer certificate as DER (caller frees *out with OPENSSL_free); returns the length or -1.
+int CLibShims_SSL_peer_certificate_der(SSL *ssl, unsigned char **out);
 
 // MARK: OpenSSL (X509 stacks)
 static inline int CLibShims_sk_X509_num(const STACK_OF(X509) *sk) { return sk_X509_num(sk); }
@@ -66,3 +73,6 @@ static inline int CLibShims_sk_GENERAL_NAME_num(const GENERAL_NAMES *sk) { retur
 static inline GENERAL_NAME *CLibShims_sk_GENERAL_NAME_value(const GENERAL_NAMES *sk, int i) {
     return sk_GENERAL_NAME_value(sk, i);
 }
+/// OPENSSL_free is a macro over CRYPTO_free(ptr, OPENSSL_FILE, OPENSSL_LINE); frees what
+/// ASN1_STRING_to_UTF8 allocates. https://www.openssl.org/docs/man3.0/man3/OPENSSL_free.html
+static inline void CLibShims_OPENSSL_free(void *pointer) { OPENSSL_free(pointer); }

@@ -10,12 +10,15 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         public var host: String
         public var port: Int
         public var tls: Bool
+        /// The APNs environment for requests whose host is not one of Apple's; nil = `apns.defaultEnvironment`.
+        public var environment: String?
 
-        public init(name: String, host: String, port: Int, tls: Bool) {
+        public init(name: String, host: String, port: Int, tls: Bool, environment: String? = nil) {
             self.name = name
             self.host = host
             self.port = port
             self.tls = tls
+            self.environment = environment
         }
     }
 
@@ -82,6 +85,9 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
     ]
     public var tls = TLS()
     public var limits = Limits()
+    public var apns = APNsSettings()
+    public var teams: [TeamConfiguration] = []
+    public var devices: [DeviceConfiguration] = []
 
     public init() {}
 
@@ -95,7 +101,13 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         listeners = try c.decodeIfPresent([Listener].self, forKey: .listeners) ?? d.listeners
         tls = try c.decodeIfPresent(TLS.self, forKey: .tls) ?? d.tls
         limits = try c.decodeIfPresent(Limits.self, forKey: .limits) ?? d.limits
+        apns = try c.decodeIfPresent(APNsSettings.self, forKey: .apns) ?? d.apns
+        teams = try c.decodeIfPresent([TeamConfiguration].self, forKey: .teams) ?? d.teams
+        devices = try c.decodeIfPresent([DeviceConfiguration].self, forKey: .devices) ?? d.devices
     }
+
+    /// Where relative paths in the file (key files) are resolved; set by `load(path:)`.
+    public var baseDirectory: String?
 
     /// Reads a JSON configuration file.
     public static func load(path: String) throws -> SandboxConfiguration {
@@ -103,7 +115,9 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
             throw ConfigurationError("cannot read configuration file \(path)")
         }
         do {
-            return try JSONDecoder().decode(SandboxConfiguration.self, from: data)
+            var configuration = try JSONDecoder().decode(SandboxConfiguration.self, from: data)
+            configuration.baseDirectory = (path as NSString).deletingLastPathComponent
+            return configuration
         } catch let error as DecodingError {
             throw ConfigurationError("invalid configuration \(path): \(Self.describe(error))")
         }
@@ -147,6 +161,37 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         }
         guard limits.maxConcurrentStreams > 0, limits.maxConnections > 0, limits.maxBodyBytes > 0 else {
             throw ConfigurationError("limits must be positive")
+        }
+        let environments: Set<String> = ["development", "production"]
+        guard environments.contains(apns.defaultEnvironment) else {
+            throw ConfigurationError("apns.defaultEnvironment must be development or production")
+        }
+        for listener in listeners {
+            if let environment = listener.environment, !environments.contains(environment) {
+                throw ConfigurationError("listener \(listener.name): environment must be development or production")
+            }
+        }
+        guard ["autoRegister", "strict"].contains(apns.unknownDeviceTokens) else {
+            throw ConfigurationError("apns.unknownDeviceTokens must be autoRegister or strict")
+        }
+        guard ["BadEnvironmentKeyIdInToken", "BadEnvironmentKeyInToken"].contains(apns.environmentKeyReason) else {
+            throw ConfigurationError("apns.environmentKeyReason must be BadEnvironmentKeyIdInToken or BadEnvironmentKeyInToken")
+        }
+        for team in teams {
+            for key in team.keys {
+                guard key.privateKeyFile != nil || key.publicKeyFile != nil else {
+                    throw ConfigurationError("key \(key.keyID): privateKeyFile or publicKeyFile is required")
+                }
+                guard ["team", "topics"].contains(key.scope) else {
+                    throw ConfigurationError("key \(key.keyID): scope must be team or topics")
+                }
+                guard ["development", "production", "both"].contains(key.environment) else {
+                    throw ConfigurationError("key \(key.keyID): environment must be development, production or both")
+                }
+            }
+        }
+        for device in devices where !environments.contains(device.environment) {
+            throw ConfigurationError("device \(device.token.prefix(8))…: environment must be development or production")
         }
     }
 

@@ -1,0 +1,36 @@
+// APNs Sandbox — byte-level ASCII helpers shared by the validators.
+
+/// Small byte classifiers used on the push hot path, so no validator needs `Character` or Foundation.
+enum ASCII {
+    /// The value of one hex digit (either case), or nil when `byte` is not a hex digit.
+    @inline(__always)
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte &- UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte &- UInt8(ascii: "a") &+ 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte &- UInt8(ascii: "A") &+ 10
+        default: nil
+        }
+    }
+
+    /// `byte` with `A`–`Z` mapped to `a`–`z`; every other byte unchanged.
+    @inline(__always)
+    static func lowercased(_ byte: UInt8) -> UInt8 {
+        (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) ? byte | 0x20 : byte
+    }
+
+    /// True for `A`–`Z`.
+    @inline(__always)
+    static func isUppercase(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")
+    }
+
+    /// True when `text` equals `lowercaseLiteral` ignoring ASCII case; the literal must be lowercase.
+    static func equalsIgnoringCase<Text: StringProtocol>(_ text: Text, _ lowercaseLiteral: String) -> Bool {
+        var other = lowercaseLiteral.utf8.makeIterator()
+        for byte in text.utf8 {
+            guard let expected = other.next(), lowercased(byte) == expected else { return false }
+        }
+        return other.next() == nil
+    }
+}

@@ -1,0 +1,99 @@
+// APNs Sandbox — which apps and devices exist, and whether a push may reach one.
+import APNsProtocol
+import Synchronization
+
+/// Apps and devices, in memory, safe from any thread.
+///
+/// `resolve` answers the question APNs asks for every push: is this token a device of this
+/// environment with this app installed? Unknown tokens either become devices (auto-register,
+/// the quick-start default) or are rejected (`BadDeviceToken`, strict mode).
+public final class DeviceRegistry: Sendable {
+    /// How unknown tokens are treated.
+    public enum UnknownTokenPolicy: String, Sendable, Codable {
+        /// The first push creates a device with the topic's app installed.
+        case autoRegister
+        /// Unknown tokens get 400 `BadDeviceToken`.
+        case strict
+    }
+
+    private struct State {
+        var apps: [String: App] = [:]
+        var devices: [DeviceToken: Device] = [:]
+    }
+
+    private let state = Mutex(State())
+    public let unknownTokenPolicy: UnknownTokenPolicy
+
+    public init(unknownTokenPolicy: UnknownTokenPolicy = .autoRegister) {
+        self.unknownTokenPolicy = unknownTokenPolicy
+    }
+
+    // MARK: Apps
+
+    /// Adds or replaces an app.
+    public func upsert(_ app: App) {
+        state.withLock { $0.apps[app.bundleID] = app }
+    }
+
+    public func app(bundleID: String) -> App? {
+        state.withLock { $0.apps[bundleID] }
+    }
+
+    public var apps: [App] {
+        state.withLock { Array($0.apps.values) }.sorted { $0.bundleID < $1.bundleID }
+    }
+
+    // MARK: Devices
+
+    /// Adds or replaces a device.
+    public func upsert(_ device: Device) {
+        state.withLock { $0.devices[device.token] = device }
+    }
+
+    public func device(token: DeviceToken) -> Device? {
+        state.withLock { $0.devices[token] }
+    }
+
+    public var deviceCount: Int { state.withLock { $0.devices.count } }
+
+    /// Marks `bundleID` uninstalled on the device at `time` (ms); later pushes get 410.
+    /// - Returns: false when the device or app is unknown.
+    @discardableResult
+    public func uninstall(bundleID: String, from token: DeviceToken, at time: Int64) -> Bool {
+        state.withLock { state in
+            guard var device = state.devices[token], var installed = device.apps[bundleID] else { return false }
+            installed.uninstalledAt = time
+            device.apps[bundleID] = installed
+            state.devices[token] = device
+            return true
+        }
+    }
+
+    /// Decides whether a push for `bundleID` in `environment` may go to `token`.
+    ///
+    /// - Unknown token: auto-registered (with the app installed) or `BadDeviceToken`.
+    /// - A device of the other environment: `BadDeviceToken` (as APNs answers a sandbox token
+    ///   sent to production).
+    /// - The app is not on the device: `DeviceTokenNotForTopic`.
+    /// - The app was uninstalled: 410 `Unregistered` with the uninstall time.
+    public func resolve(
+        token: DeviceToken, environment: APNsEnvironment, bundleID: String, now: Int64
+    ) -> Result<Device, APNsError> {
+        state.withLock { state in
+            guard let device = state.devices[token] else {
+                guard unknownTokenPolicy == .autoRegister else { return .failure(APNsError(.badDeviceToken)) }
+                let created = Device(
+                    token: token, environment: environment,
+                    apps: [InstalledApp(bundleID: bundleID, installedAt: now)], isAutoRegistered: true)
+                state.devices[token] = created
+                return .success(created)
+            }
+            guard device.environment == environment else { return .failure(APNsError(.badDeviceToken)) }
+            guard let installed = device.apps[bundleID] else { return .failure(APNsError(.deviceTokenNotForTopic)) }
+            if let uninstalledAt = installed.uninstalledAt {
+                return .failure(APNsError(.unregistered, timestamp: uninstalledAt))
+            }
+            return .success(device)
+        }
+    }
+}

@@ -1,0 +1,228 @@
+// APNs Sandbox — token (JWT ES256) and certificate authentication of provider requests.
+import APNsProtocol
+import Crypto
+import HTTP
+import Sandbox
+
+/// The outcome of authenticating one push: who sent it and for which topic.
+struct AuthenticatedPush: Sendable {
+    var authentication: PushAuthentication
+    var topic: String
+    var bundleID: String
+    var teamID: String?
+}
+
+/// Authenticates provider requests exactly as APNs does, per connection.
+///
+/// Token auth: the `authorization: bearer <JWT>` is parsed, its key found by `kid`, its `iss`
+/// checked against the key's team, its ES256 signature verified once (then cached), its `iat`
+/// checked on every push; the connection is bound to the team and kind of key of its first push,
+/// and the token may change at most once per `tokenUpdateMinimumInterval`.
+/// Certificate auth: a trusted client certificate replaces the token; its subject UID and topic
+/// extension decide the topics, its environment extensions the environments.
+struct ProviderAuthenticator: Sendable {
+    let keys: ProviderKeyStore
+    let registry: DeviceRegistry
+    let settings: APNsSettings
+    let verifiedTokens = VerifiedTokenCache()
+    let environmentKeyReason: APNsReason
+
+    init(keys: ProviderKeyStore, registry: DeviceRegistry, settings: APNsSettings) {
+        self.keys = keys
+        self.registry = registry
+        self.settings = settings
+        self.environmentKeyReason = APNsReason(rawValue: settings.environmentKeyReason) ?? .badEnvironmentKeyIdInToken
+    }
+
+    /// - Parameters:
+    ///   - headers: the validated APNs headers.
+    ///   - connection: the connection the push came on (session state, client certificate).
+    ///   - environment: the environment the request addressed.
+    ///   - nowSeconds / monotonicNow: wall-clock seconds and monotonic nanoseconds.
+    func authenticate(
+        headers: PushHeaders, connection: ConnectionInfo, environment: APNsEnvironment,
+        nowSeconds: Int64, monotonicNow: UInt64
+    ) -> Result<AuthenticatedPush, APNsError> {
+        if let certificate = certificateInfo(connection: connection, nowSeconds: nowSeconds) {
+            switch certificate {
+            case .success(let info):
+                return authenticateCertificate(info, headers: headers, environment: environment)
+            case .failure(let error):
+                return .failure(error)
+            }
+        }
+        return authenticateToken(headers: headers, connection: connection, environment: environment,
+                                 nowSeconds: nowSeconds, monotonicNow: monotonicNow)
+    }
+
+    // MARK: Certificates
+
+    /// nil when the connection presented no client certificate.
+    private func certificateInfo(connection: ConnectionInfo, nowSeconds: Int64) -> Result<ClientCertificateInfo, APNsError>? {
+        let state = connection.session.withValue(ProviderConnectionState.self, default: { ProviderConnectionState() }) { state in
+            if case .notChecked = state.certificate {
+                if let peer = connection.peerCertificate {
+                    if peer.isTrusted, let info = try? ClientCertificateInfo.parse(der: peer.der) {
+                        state.certificate = .valid(info)
+                    } else {
+                        state.certificate = .invalid
+                    }
+                } else {
+                    state.certificate = .none
+                }
+            }
+            return state.certificate
+        }
+        switch state {
+        case .notChecked, .none:
+            return nil
+        case .invalid:
+            return .failure(APNsError(.badCertificate))
+        case .valid(let info):
+            guard info.notBefore <= nowSeconds, nowSeconds <= info.notAfter else { return .failure(APNsError(.badCertificate)) }
+            return .success(info)
+        }
+    }
+
+    private func authenticateCertificate(
+        _ info: ClientCertificateInfo, headers: PushHeaders, environment: APNsEnvironment
+    ) -> Result<AuthenticatedPush, APNsError> {
+        switch environment {
+        case .development where !info.isDevelopment, .production where !info.isProduction:
+            return .failure(APNsError(.badCertificateEnvironment))
+        default:
+            break
+        }
+        guard let certificateBundle = info.bundleID ?? info.topics.first else { return .failure(APNsError(.badCertificate)) }
+        let allowedTopics = info.topics.isEmpty ? [certificateBundle] : info.topics
+        let topic: String
+        if let requested = headers.topic {
+            guard allowedTopics.contains(requested) else { return .failure(APNsError(.topicDisallowed)) }
+            topic = requested
+        } else {
+            // One topic: APNs uses the certificate's subject. Several: the header is required.
+            guard allowedTopics.count == 1 || info.topics.isEmpty else { return .failure(APNsError(.missingTopic)) }
+            topic = certificateBundle
+        }
+        if headers.pushType?.requiresTokenAuth == true { return .failure(APNsError(.topicDisallowed)) }
+        let bundleID: String
+        switch PushRequestValidator.bundleID(topic: topic, pushType: headers.pushType, priority: headers.priority) {
+        case .success(let bundle): bundleID = bundle
+        case .failure(let error): return .failure(error)
+        }
+        let teamID = info.teamID ?? registry.app(bundleID: bundleID)?.teamID
+        if registry.app(bundleID: bundleID) == nil {
+            guard settings.autoRegisterApps else { return .failure(APNsError(.topicDisallowed)) }
+            registry.upsert(App(bundleID: bundleID, teamID: teamID ?? "CERTIFICATE"))
+        }
+        return .success(AuthenticatedPush(
+            authentication: .certificate(bundleID: certificateBundle), topic: topic, bundleID: bundleID, teamID: teamID))
+    }
+
+    // MARK: Provider tokens
+
+    private func authenticateToken(
+        headers: PushHeaders, connection: ConnectionInfo, environment: APNsEnvironment,
+        nowSeconds: Int64, monotonicNow: UInt64
+    ) -> Result<AuthenticatedPush, APNsError> {
+        let session = connection.session
+        // Fast path: the same token as the previous push on this connection.
+        let current = session.withValue(ProviderConnectionState.self, default: { ProviderConnectionState() }) { $0.currentToken }
+        let token: ProviderConnectionState.CurrentToken
+        if let current, let authorization = headers.authorization, let jwt = Self.bearerToken(authorization), jwt == current.raw {
+            token = current
+        } else {
+            switch verify(authorization: headers.authorization, monotonicNow: monotonicNow) {
+            case .success(let verified): token = verified
+            case .failure(let error): return .failure(error)
+            }
+        }
+        guard let key = keys[token.keyID] else { return .failure(APNsError(.invalidProviderToken)) }
+        if token.issuedAt < nowSeconds - settings.tokenMaxAgeSeconds { return .failure(APNsError(.expiredProviderToken)) }
+        if token.issuedAt > nowSeconds + settings.tokenClockSkewSeconds { return .failure(APNsError(.invalidProviderToken)) }
+        if let keyEnvironment = key.environment, keyEnvironment != environment {
+            return .failure(APNsError(environmentKeyReason))
+        }
+        // Connection binding and token updates.
+        let intervalNanoseconds = UInt64(max(0, settings.tokenUpdateMinimumIntervalSeconds) * 1e9)
+        let binding: Result<Bool, APNsError> = session.withValue(ProviderConnectionState.self, default: { ProviderConnectionState() }) { state in
+            if let team = state.boundTeamID, team != key.teamID { return .failure(APNsError(.forbidden)) }
+            let isTeamScoped = key.scope == .team
+            if let first = state.firstKey, first.keyID != key.keyID {
+                if first.isTeamScoped != isTeamScoped || first.environment != key.environment {
+                    return .failure(APNsError(.unrelatedKeyIdInToken))
+                }
+            }
+            if let previous = state.currentToken, previous.raw != token.raw {
+                if monotonicNow &- previous.since < intervalNanoseconds {
+                    return .failure(APNsError(.tooManyProviderTokenUpdates))
+                }
+                var updated = token
+                updated.since = monotonicNow
+                state.currentToken = updated
+            } else if state.currentToken == nil {
+                var first = token
+                first.since = monotonicNow
+                state.currentToken = first
+            }
+            if state.firstKey == nil { state.firstKey = (key.keyID, isTeamScoped, key.environment) }
+            let raise = !state.hasRaisedStreamLimit
+            state.hasRaisedStreamLimit = true
+            return .success(raise)
+        }
+        switch binding {
+        case .failure(let error): return .failure(error)
+        case .success(let raise):
+            if raise && settings.streamsBeforeAuthentication > 0 { session.setMaxConcurrentStreams(UInt32.max) }
+        }
+        // Topic rules.
+        guard let topic = headers.topic else { return .failure(APNsError(.missingTopic)) }
+        let bundleID: String
+        switch PushRequestValidator.bundleID(topic: topic, pushType: headers.pushType, priority: headers.priority) {
+        case .success(let bundle): bundleID = bundle
+        case .failure(let error): return .failure(error)
+        }
+        if let app = registry.app(bundleID: bundleID) {
+            guard app.teamID == key.teamID else { return .failure(APNsError(.topicDisallowed)) }
+        } else {
+            guard settings.autoRegisterApps else { return .failure(APNsError(.topicDisallowed)) }
+            registry.upsert(App(bundleID: bundleID, teamID: key.teamID))
+        }
+        guard key.allows(topic: topic, bundleID: bundleID) else { return .failure(APNsError(.topicDisallowed)) }
+        // Bind the team at the first push that passed every check above.
+        session.withValue(ProviderConnectionState.self, default: { ProviderConnectionState() }) { state in
+            if state.boundTeamID == nil { state.boundTeamID = key.teamID }
+        }
+        return .success(AuthenticatedPush(
+            authentication: .token(keyID: key.keyID, teamID: key.teamID, issuedAt: token.issuedAt),
+            topic: topic, bundleID: bundleID, teamID: key.teamID))
+    }
+
+    /// Parses and verifies a token not seen on this connection before.
+    private func verify(authorization: String?, monotonicNow: UInt64) -> Result<ProviderConnectionState.CurrentToken, APNsError> {
+        let parsed: ProviderToken
+        switch ProviderToken.parse(authorization: authorization) {
+        case .success(let token): parsed = token
+        case .failure(let error): return .failure(error)
+        }
+        guard let key = keys[parsed.keyID], key.teamID == parsed.teamID else {
+            return .failure(APNsError(.invalidProviderToken))
+        }
+        if !verifiedTokens.contains(parsed.raw) {
+            guard key.publicKey.verify(signature: parsed.signature, message: parsed.signingInput) else {
+                return .failure(APNsError(.invalidProviderToken))
+            }
+            verifiedTokens.insert(parsed.raw)
+        }
+        return .success(ProviderConnectionState.CurrentToken(
+            raw: parsed.raw, keyID: parsed.keyID, teamID: parsed.teamID, issuedAt: parsed.issuedAt, since: monotonicNow))
+    }
+
+    /// The JWT of a `bearer <jwt>` value, cheaply (for comparing with the connection's token).
+    static func bearerToken(_ authorization: String) -> Substring? {
+        let utf8 = authorization.utf8
+        guard utf8.count > 7, let space = utf8.firstIndex(of: UInt8(ascii: " ")) else { return nil }
+        let rest = authorization[authorization.index(after: space)...]
+        return rest
+    }
+}

@@ -1,0 +1,32 @@
+// APNs Sandbox — what APNs remembers about one provider connection.
+import APNsProtocol
+import Crypto
+
+/// Per-connection authentication state (kept in the connection's `ConnectionSession`).
+///
+/// APNs binds a team (and the kind of key) to a connection at its first push, allows one stream
+/// until a valid provider token arrives, and limits how often the token may change.
+struct ProviderConnectionState: Sendable {
+    /// The token in use and what it said, so a repeated token skips parsing and verification.
+    struct CurrentToken: Sendable {
+        var raw: String
+        var keyID: String
+        var teamID: String
+        var issuedAt: Int64
+        /// Monotonic nanoseconds of the change to this token.
+        var since: UInt64
+    }
+
+    enum CertificateState: Sendable {
+        case notChecked
+        case none
+        case valid(ClientCertificateInfo)
+        case invalid
+    }
+
+    var boundTeamID: String?
+    var firstKey: (keyID: String, isTeamScoped: Bool, environment: APNsEnvironment?)?
+    var currentToken: CurrentToken?
+    var hasRaisedStreamLimit = false
+    var certificate: CertificateState = .notChecked
+}

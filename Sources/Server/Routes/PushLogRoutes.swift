@@ -1,0 +1,61 @@
+// APNs Sandbox — the in-memory push log: `GET /api/v1/pushes`.
+import HTTP
+import Sandbox
+
+/// `GET /api/v1/pushes?limit=N`: the newest push records (accepted and rejected), newest first.
+enum PushLogRoutes {
+    struct Entry: Encodable {
+        var apnsId: String
+        var uniqueId: String?
+        var deviceToken: String
+        var topic: String?
+        var bundleId: String?
+        var pushType: String?
+        var priority: Int
+        var environment: String
+        var status: Int
+        var reason: String?
+        var authentication: String
+        var connectionId: UInt64
+        var receivedAt: Int64
+        var payloadBytes: Int
+    }
+
+    struct Listing: Encodable {
+        var accepted: Int
+        var rejected: Int
+        var pushes: [Entry]
+    }
+
+    static func register(on router: inout Router, pushes: RecentPushes) {
+        router.get("/api/v1/pushes") { request, _ in
+            var limit = 100
+            if let query = request.query {
+                for pair in query.split(separator: "&") where pair.hasPrefix("limit=") {
+                    guard let value = Int(pair.dropFirst("limit=".count)), (1...10_000).contains(value) else {
+                        return .response(.jsonError(status: 400, code: "invalid_limit", message: "limit must be 1…10000"))
+                    }
+                    limit = value
+                }
+            }
+            let counts = pushes.counts
+            let entries = pushes.newest(limit).map { record in
+                Entry(
+                    apnsId: record.apnsID, uniqueId: record.uniqueID, deviceToken: record.deviceToken, topic: record.topic,
+                    bundleId: record.bundleID, pushType: record.pushType?.rawValue, priority: record.priority,
+                    environment: record.environment.rawValue, status: record.rejection?.status ?? 200,
+                    reason: record.rejection?.reason.rawValue, authentication: describe(record.authentication),
+                    connectionId: record.connectionID, receivedAt: record.receivedAt, payloadBytes: record.payload.count)
+            }
+            return .response(.json(encoding: Listing(accepted: counts.accepted, rejected: counts.rejected, pushes: entries)))
+        }
+    }
+
+    static func describe(_ authentication: PushAuthentication) -> String {
+        switch authentication {
+        case .token(let keyID, let teamID, _): "token:\(teamID)/\(keyID)"
+        case .certificate(let bundleID): "certificate:\(bundleID)"
+        case .none: "none"
+        }
+    }
+}

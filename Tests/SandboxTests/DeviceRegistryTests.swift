@@ -1,0 +1,58 @@
+// APNs Sandbox — deciding whether a push may reach a device.
+import APNsProtocol
+import Sandbox
+import Testing
+
+@Suite struct DeviceRegistryTests {
+    let token = DeviceToken(hex: String(repeating: "ab", count: 32))!
+    let other = DeviceToken(hex: String(repeating: "cd", count: 32))!
+
+    /// Auto-register: an unknown token becomes a device of the request's environment with the app.
+    @Test func autoRegistersUnknownTokens() throws {
+        let registry = DeviceRegistry(unknownTokenPolicy: .autoRegister)
+        let device = try registry.resolve(token: token, environment: .development, bundleID: "com.a", now: 1000).get()
+        #expect(device.isAutoRegistered)
+        #expect(device.environment == .development)
+        #expect(device.apps["com.a"]?.installedAt == 1000)
+        #expect(registry.deviceCount == 1)
+        // Tokens are per app: the same token for another app is not that app's.
+        #expect(registry.resolve(token: token, environment: .development, bundleID: "com.b", now: 1001)
+            == .failure(APNsError(.deviceTokenNotForTopic)))
+    }
+
+    /// Strict: unknown tokens get BadDeviceToken.
+    @Test func strictRejectsUnknownTokens() {
+        let registry = DeviceRegistry(unknownTokenPolicy: .strict)
+        #expect(registry.resolve(token: token, environment: .development, bundleID: "com.a", now: 0)
+            == .failure(APNsError(.badDeviceToken)))
+        #expect(registry.deviceCount == 0)
+    }
+
+    /// A token of the other environment is BadDeviceToken, as APNs answers a sandbox token sent to production.
+    @Test func rejectsOtherEnvironment() {
+        let registry = DeviceRegistry(unknownTokenPolicy: .autoRegister)
+        registry.upsert(Device(token: token, environment: .development, apps: [InstalledApp(bundleID: "com.a", installedAt: 0)]))
+        #expect(registry.resolve(token: token, environment: .production, bundleID: "com.a", now: 0)
+            == .failure(APNsError(.badDeviceToken)))
+    }
+
+    /// After an uninstall, pushes get 410 Unregistered carrying the uninstall time.
+    @Test func uninstalledAppIsUnregistered() {
+        let registry = DeviceRegistry(unknownTokenPolicy: .strict)
+        registry.upsert(Device(token: token, environment: .production, apps: [InstalledApp(bundleID: "com.a", installedAt: 0)]))
+        #expect(registry.uninstall(bundleID: "com.a", from: token, at: 1_454_096_879_000))
+        let result = registry.resolve(token: token, environment: .production, bundleID: "com.a", now: 1_454_096_880_000)
+        #expect(result == .failure(APNsError(.unregistered, timestamp: 1_454_096_879_000)))
+        #expect(!registry.uninstall(bundleID: "com.a", from: other, at: 0))
+    }
+}
+
+extension Result where Success == Device, Failure == APNsError {
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        switch (lhs, rhs) {
+        case (.success(let a), .success(let b)): a == b
+        case (.failure(let a), .failure(let b)): a == b
+        default: false
+        }
+    }
+}
