@@ -117,6 +117,20 @@ public enum CertificateAuthority {
         return (certificate, key)
     }
 
+    /// The CA certificate and key in `directory`, for issuing further certificates; creates the
+    /// CA (and a server certificate) first when `ca.pem` does not exist.
+    /// - Throws: As `ensureServerCertificate(in:)`; `CryptoError.missingFile` or `.keyMismatch`
+    ///   when `ca-key.pem` is absent or not the key of `ca.pem`.
+    static func loadAuthorityForIssuing(in directory: String) throws -> (certificate: Certificate, key: PrivateKey) {
+        let layout = Layout(directory: directory)
+        if !FileStore.exists(layout.caCertificate) {
+            _ = try ensureServerCertificate(in: directory)
+        }
+        let authority = try loadOrCreateAuthority(layout)
+        let key = try authority.key ?? loadAuthorityKey(layout, certificate: authority.certificate)
+        return (authority.certificate, key)
+    }
+
     private static func loadAuthorityKey(_ layout: Layout, certificate: Certificate) throws -> PrivateKey {
         guard let bytes = try FileStore.readIfPresent(layout.caKey) else {
             throw CryptoError.missingFile(

@@ -17,6 +17,10 @@ public struct CryptoError: Error, Sendable, CustomStringConvertible {
         case missingFile = "missing file"
         case fileSystem = "file system error"
         case openSSL = "OpenSSL call failed"
+        case unsupportedKey = "unsupported key"
+        case signing = "signing failed"
+        case invalidCertificate = "invalid certificate"
+        case invalidRequest = "invalid certificate request"
     }
 
     private let code: Code
@@ -83,6 +87,26 @@ public struct CryptoError: Error, Sendable, CustomStringConvertible {
     /// Any other OpenSSL call returned failure.
     static func openSSL(_ message: String, fileID: String = #fileID, line: Int = #line) -> CryptoError {
         CryptoError(.openSSL, message, drainOpenSSL: true, fileID: fileID, line: line)
+    }
+
+    /// A key parsed fine but is not what the caller needs (ES256 needs EC on the P-256 curve).
+    static func unsupportedKey(_ message: String, fileID: String = #fileID, line: Int = #line) -> CryptoError {
+        CryptoError(.unsupportedKey, message, drainOpenSSL: true, fileID: fileID, line: line)
+    }
+
+    /// Making a signature failed inside OpenSSL.
+    static func signing(_ message: String, fileID: String = #fileID, line: Int = #line) -> CryptoError {
+        CryptoError(.signing, message, drainOpenSSL: true, fileID: fileID, line: line)
+    }
+
+    /// Certificate bytes are not a certificate, or one of its fields is malformed.
+    static func invalidCertificate(_ message: String, fileID: String = #fileID, line: Int = #line) -> CryptoError {
+        CryptoError(.invalidCertificate, message, drainOpenSSL: true, fileID: fileID, line: line)
+    }
+
+    /// A certificate request holds a value that cannot go into a certificate (empty bundle ID, …).
+    static func invalidRequest(_ message: String, fileID: String = #fileID, line: Int = #line) -> CryptoError {
+        CryptoError(.invalidRequest, message, drainOpenSSL: false, fileID: fileID, line: line)
     }
 
     /// Empties the calling thread's OpenSSL error queue, returning its entries oldest first.

@@ -27,14 +27,18 @@ final class PrivateKey {
     }
 
     /// Parses the first private key in PEM `bytes` (PKCS#8 or traditional format, unencrypted).
+    ///
+    /// Blocks of other types before the key (such as `EC PARAMETERS` from `openssl ecparam
+    /// -genkey`) are skipped. An encrypted key fails instead of prompting on the terminal.
     /// - Parameter source: Names the origin (usually a path) in error messages.
     /// - Throws: `CryptoError.invalidPEM` when no key can be read.
     convenience init(pem bytes: [UInt8], source: String) throws {
         guard !bytes.isEmpty else { throw CryptoError.invalidPEM("\(source) is empty") }
         let parsed = try MemoryBIO.reading(bytes) { bio in
-            PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+            // A nil callback would make OpenSSL ask for a passphrase on /dev/tty.
+            PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil)
         }
-        guard let parsed else { throw CryptoError.invalidPEM("\(source) holds no readable private key") }
+        guard let parsed else { throw CryptoError.invalidPEM("\(source) holds no readable unencrypted private key") }
         self.init(taking: parsed)
     }
 

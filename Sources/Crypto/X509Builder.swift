@@ -15,8 +15,12 @@ struct X509Builder {
         case subjectKeyIdentifier(String)
         case authorityKeyIdentifier(String)
         case subjectAlternativeName(String)
+        /// An extension OpenSSL does not know, given by dotted OID and its DER-encoded value
+        /// (the bytes that go inside the extension's OCTET STRING).
+        case custom(oid: String, critical: Bool, der: [UInt8])
 
-        fileprivate var nidAndValue: (nid: Int32, value: String) {
+        /// The NID and configuration value of the extensions OpenSSL builds from text.
+        fileprivate var nidAndValue: (nid: Int32, value: String)? {
             switch self {
             case .basicConstraints(let value): (NID_basic_constraints, value)
             case .keyUsage(let value): (NID_key_usage, value)
@@ -24,12 +28,19 @@ struct X509Builder {
             case .subjectKeyIdentifier(let value): (NID_subject_key_identifier, value)
             case .authorityKeyIdentifier(let value): (NID_authority_key_identifier, value)
             case .subjectAlternativeName(let value): (NID_subject_alt_name, value)
+            case .custom: nil
             }
         }
     }
 
-    /// The subject's common name (CN), the only subject attribute set.
-    var commonName: String
+    /// One attribute of the subject name, by OpenSSL short name ("CN", "UID", "OU", "O", "C").
+    struct NameAttribute {
+        var field: String
+        var value: String
+    }
+
+    /// The subject name's attributes, in order (the first is the outermost RDN).
+    var subject: [NameAttribute]
     /// Days from now until `notAfter`.
     var validityDays: Int
     /// Seconds `notBefore` lies in the past.
@@ -37,6 +48,20 @@ struct X509Builder {
     /// Extensions, added in this order. Put `subjectKeyIdentifier` before
     /// `authorityKeyIdentifier`: on a self-signed certificate OpenSSL copies the AKI from it.
     var extensions: [Extension]
+
+    /// A certificate whose subject is only `CN=commonName`.
+    init(commonName: String, validityDays: Int, backdate: Int = 3600, extensions: [Extension]) {
+        self.init(subject: [NameAttribute(field: "CN", value: commonName)], validityDays: validityDays,
+                  backdate: backdate, extensions: extensions)
+    }
+
+    /// A certificate with the subject attributes `subject`, in order.
+    init(subject: [NameAttribute], validityDays: Int, backdate: Int = 3600, extensions: [Extension]) {
+        self.subject = subject
+        self.validityDays = validityDays
+        self.backdate = backdate
+        self.extensions = extensions
+    }
 
     /// Builds the certificate for `subjectKey` and signs it with SHA-256.
     /// - Parameters:
@@ -55,10 +80,23 @@ struct X509Builder {
               X509_time_adj_ex(X509_getm_notAfter(x509), days, 0, nil) != nil
         else { throw CryptoError.certificateIssuance("could not set the validity period") }
 
-        let cn = Array(commonName.utf8)
-        guard let subject = X509_get_subject_name(x509),
-              X509_NAME_add_entry_by_txt(subject, "CN", MBSTRING_ASC, cn, Int32(cn.count), -1, 0) == 1
-        else { throw CryptoError.certificateIssuance("could not set the subject CN \"\(commonName)\"") }
+        guard let subject = X509_get_subject_name(x509) else {
+            throw CryptoError.certificateIssuance("X509_get_subject_name failed")
+        }
+        for attribute in self.subject {
+            let value = Array(attribute.value.utf8)
+            // Country must be a PrintableString, so it goes through OpenSSL's string table. The
+            // rest become UTF8String as they are: the table would cap CN at 64 characters (RFC
+            // 5280's upper bound), which "Apple Push Services: <long bundle ID>" exceeds, as in
+            // Apple's own certificates.
+            let type = attribute.field == "C" ? MBSTRING_ASC : V_ASN1_UTF8STRING
+            guard let length = Int32(exactly: value.count),
+                  X509_NAME_add_entry_by_txt(subject, attribute.field, type, value, length, -1, 0) == 1
+            else {
+                throw CryptoError.certificateIssuance(
+                    "could not set the subject \(attribute.field) \"\(attribute.value)\"")
+            }
+        }
         guard subjectKey.withUnsafeKey({ X509_set_pubkey(x509, $0) }) == 1 else {
             throw CryptoError.certificateIssuance("X509_set_pubkey failed")
         }
@@ -88,8 +126,15 @@ struct X509Builder {
         var context = X509V3_CTX()
         X509V3_set_ctx(&context, issuer, x509, nil, nil, 0)
         for ext in extensions {
-            let (nid, value) = ext.nidAndValue
-            guard let created = X509V3_EXT_conf_nid(nil, &context, nid, value) else {
+            let made: OpaquePointer?
+            if case .custom(let oid, let critical, let der) = ext {
+                made = try Self.customExtension(oid: oid, critical: critical, der: der)
+            } else if let configured = ext.nidAndValue {
+                made = X509V3_EXT_conf_nid(nil, &context, configured.nid, configured.value)
+            } else {
+                made = nil
+            }
+            guard let created = made else {
                 throw CryptoError.certificateIssuance("invalid extension \(ext)")
             }
             defer { X509_EXTENSION_free(created) }
@@ -97,6 +142,24 @@ struct X509Builder {
                 throw CryptoError.certificateIssuance("X509_add_ext failed for \(ext)")
             }
         }
+    }
+
+    /// An extension with object identifier `oid` (dotted form) whose OCTET STRING holds `der`.
+    private static func customExtension(oid: String, critical: Bool, der: [UInt8]) throws -> OpaquePointer? {
+        // no_name = 1: accept only the numeric form, never a short or long name.
+        guard let object = OBJ_txt2obj(oid, 1) else {
+            throw CryptoError.certificateIssuance("invalid object identifier \(oid)")
+        }
+        defer { ASN1_OBJECT_free(object) }
+        guard let value = ASN1_OCTET_STRING_new() else {
+            throw CryptoError.certificateIssuance("ASN1_OCTET_STRING_new failed")
+        }
+        defer { ASN1_OCTET_STRING_free(value) }
+        guard let length = Int32(exactly: der.count), ASN1_OCTET_STRING_set(value, der, length) == 1 else {
+            throw CryptoError.certificateIssuance("ASN1_OCTET_STRING_set failed for \(oid)")
+        }
+        // Copies both the object and the value.
+        return X509_EXTENSION_create_by_OBJ(nil, object, critical ? 1 : 0, value)
     }
 
     /// Sets a positive, non-zero 128-bit random serial number (RFC 5280 allows up to 20 octets).

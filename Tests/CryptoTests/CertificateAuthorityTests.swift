@@ -186,21 +186,9 @@ import Testing
 
 // MARK: - Helpers
 
-private func withTemporaryDirectory(_ body: (String) throws -> Void) throws {
-    let path = FileManager.default.temporaryDirectory
-        .appendingPathComponent("crypto-tests-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: path) }
-    try body(path)
-}
-
 private func permissions(of path: String) throws -> Int {
     let attributes = try FileManager.default.attributesOfItem(atPath: path)
     return (attributes[.posixPermissions] as? NSNumber)?.intValue ?? -1
-}
-
-private func read(_ path: String) throws -> [UInt8] {
-    Array(try Data(contentsOf: URL(fileURLWithPath: path)))
 }
 
 private func snapshot(_ directory: String) throws -> [String: [UInt8]] {
@@ -209,18 +197,4 @@ private func snapshot(_ directory: String) throws -> [String: [UInt8]] {
         files[name] = try read(directory + "/" + name)
     }
     return files
-}
-
-/// Runs `/usr/bin/openssl` (an independent checker) and returns its exit status and combined output.
-private func openssl(_ arguments: [String]) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }

@@ -1,0 +1,41 @@
+// APNs Sandbox — HMAC-SHA256 and SHA-256 (webhook signatures, fingerprints).
+import CLibShims
+import COpenSSL
+
+/// HMAC with SHA-256 (RFC 2104, FIPS 198-1).
+public enum HMACSHA256 {
+    /// The 32-byte HMAC-SHA256 of `message` under `key` (any key length; long keys are hashed
+    /// first, as RFC 2104 says).
+    ///
+    /// Uses OpenSSL's one-shot `HMAC()`, which is not deprecated in 3.0 (only `HMAC_CTX` is),
+    /// with the SHA-256 `EVP_MD` fetched once per process. Safe to call from any thread.
+    public static func authenticationCode(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        var code = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        guard let keyLength = Int32(exactly: key.count),
+              HMAC(FetchedDigest.sha256.pointer, key, keyLength, message, message.count, &code, &length) != nil,
+              length == 32
+        else {
+            // HMAC() fails only when it cannot allocate its context (or for a key over 2 GiB),
+            // which, like any allocation failure in Swift, is not recoverable.
+            preconditionFailure("HMAC-SHA256 failed: \(CryptoError.drainOpenSSLErrorQueue())")
+        }
+        return code
+    }
+}
+
+/// SHA-256 (FIPS 180-4).
+public enum SHA256Digest {
+    /// The 32-byte SHA-256 digest of `bytes`. Safe to call from any thread.
+    public static func hash(_ bytes: [UInt8]) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        guard EVP_Digest(bytes, bytes.count, &digest, &length, FetchedDigest.sha256.pointer, nil) == 1,
+              length == 32
+        else {
+            // EVP_Digest fails only when it cannot allocate its context: not recoverable.
+            preconditionFailure("SHA-256 failed: \(CryptoError.drainOpenSSLErrorQueue())")
+        }
+        return digest
+    }
+}
