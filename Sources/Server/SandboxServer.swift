@@ -64,8 +64,8 @@ public final class SandboxServer: Sendable {
             keys: keys, registry: registry, sink: pushes, settings: settings, listenerEnvironments: listenerEnvironments)
 
         var router = Router()
+        provider.register(on: &router)  // first: the hot path matches at once
         HealthRoutes.register(on: &router, state: state, caCertificatePEM: Array(caPEM))
-        provider.register(on: &router)
         PushLogRoutes.register(on: &router, pushes: pushes)
 
         var options = Self.httpOptions(from: configuration)

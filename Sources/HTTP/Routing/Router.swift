@@ -53,6 +53,9 @@ public struct Router: HTTPResponder {
         routes.append(Route(method: method.uppercased(), segments: segments, handler: handler))
     }
 
+    /// Routes every method of `pattern` to `handler` (which then answers wrong methods itself).
+    public mutating func any(_ pattern: String, _ handler: @escaping Handler) { on("*", pattern, handler) }
+
     public mutating func get(_ pattern: String, _ handler: @escaping Handler) { on("GET", pattern, handler) }
     public mutating func post(_ pattern: String, _ handler: @escaping Handler) { on("POST", pattern, handler) }
 
@@ -61,7 +64,7 @@ public struct Router: HTTPResponder {
         var allowed: [String] = []
         for route in routes {
             guard let parameters = Self.match(route.segments, path) else { continue }
-            if route.method == request.method || (request.method == "HEAD" && route.method == "GET") {
+            if route.method == request.method || route.method == "*" || (request.method == "HEAD" && route.method == "GET") {
                 return route.handler(request, parameters)
             }
             allowed.append(route.method)

@@ -6,27 +6,25 @@ import Transport
 ///
 /// Handlers keep their own per-connection state here (the provider endpoint binds a team and a
 /// key to the connection at its first push) and can change protocol settings (HTTP/2
-/// SETTINGS_MAX_CONCURRENT_STREAMS). State is keyed by type; each value is guarded by the
-/// session's lock, so handlers may run on any thread.
+/// SETTINGS_MAX_CONCURRENT_STREAMS). State is one object per type, created on first use; the
+/// object guards its own mutable state, so handlers may run on any thread.
 public final class ConnectionSession: Sendable {
     public let connectionID: UInt64
-    private let values = Mutex<[ObjectIdentifier: any Sendable]>([:])
+    private let objects = Mutex<[ObjectIdentifier: any AnyObject & Sendable]>([:])
     private let streamLimitControl = Mutex<(@Sendable (UInt32) -> Void)?>(nil)
 
     public init(connectionID: UInt64) {
         self.connectionID = connectionID
     }
 
-    /// Runs `body` with exclusive access to this connection's value of type `T`, creating it
-    /// with `make` on first use.
-    public func withValue<T: Sendable, R>(
-        _ type: T.Type, default make: () -> T, _ body: (inout T) throws -> R
-    ) rethrows -> R {
-        try values.withLock { storage in
+    /// This connection's object of type `T`, made with `make` on first use.
+    public func object<T: AnyObject & Sendable>(_ type: T.Type, default make: () -> T) -> T {
+        objects.withLock { storage in
             let key = ObjectIdentifier(type)
-            var value = (storage[key] as? T) ?? make()
-            defer { storage[key] = value }
-            return try body(&value)
+            if let existing = storage[key] as? T { return existing }
+            let created = make()
+            storage[key] = created
+            return created
         }
     }
 

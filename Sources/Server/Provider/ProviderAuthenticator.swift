@@ -59,7 +59,7 @@ struct ProviderAuthenticator: Sendable {
 
     /// nil when the connection presented no client certificate.
     private func certificateInfo(connection: ConnectionInfo, nowSeconds: Int64) -> Result<ClientCertificateInfo, APNsError>? {
-        let state = connection.session.withValue(ProviderConnectionState.self, default: { ProviderConnectionState() }) { state in
+        let state = ProviderConnection.of(connection.session).withState { state in
             if case .notChecked = state.certificate {
                 if let peer = connection.peerCertificate {
                     if peer.isTrusted, let info = try? ClientCertificateInfo.parse(der: peer.der) {
@@ -126,8 +126,9 @@ struct ProviderAuthenticator: Sendable {
         nowSeconds: Int64, monotonicNow: UInt64
     ) -> Result<AuthenticatedPush, APNsError> {
         let session = connection.session
+        let providerConnection = ProviderConnection.of(session)
         // Fast path: the same token as the previous push on this connection.
-        let current = session.withValue(ProviderConnectionState.self, default: { ProviderConnectionState() }) { $0.currentToken }
+        let current = providerConnection.withState { $0.currentToken }
         let token: ProviderConnectionState.CurrentToken
         if let current, let authorization = headers.authorization, let jwt = Self.bearerToken(authorization), jwt == current.raw {
             token = current
@@ -145,7 +146,7 @@ struct ProviderAuthenticator: Sendable {
         }
         // Connection binding and token updates.
         let intervalNanoseconds = UInt64(max(0, settings.tokenUpdateMinimumIntervalSeconds) * 1e9)
-        let binding: Result<Bool, APNsError> = session.withValue(ProviderConnectionState.self, default: { ProviderConnectionState() }) { state in
+        let binding: Result<Bool, APNsError> = providerConnection.withState { state in
             if let team = state.boundTeamID, team != key.teamID { return .failure(APNsError(.forbidden)) }
             let isTeamScoped = key.scope == .team
             if let first = state.firstKey, first.keyID != key.keyID {
@@ -190,7 +191,7 @@ struct ProviderAuthenticator: Sendable {
         }
         guard key.allows(topic: topic, bundleID: bundleID) else { return .failure(APNsError(.topicDisallowed)) }
         // Bind the team at the first push that passed every check above.
-        session.withValue(ProviderConnectionState.self, default: { ProviderConnectionState() }) { state in
+        providerConnection.withState { state in
             if state.boundTeamID == nil { state.boundTeamID = key.teamID }
         }
         return .success(AuthenticatedPush(

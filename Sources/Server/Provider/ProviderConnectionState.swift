@@ -1,6 +1,21 @@
 // APNs Sandbox — what APNs remembers about one provider connection.
 import APNsProtocol
 import Crypto
+import HTTP
+import Synchronization
+
+/// The provider endpoint's object in each `ConnectionSession`.
+final class ProviderConnection: Sendable {
+    private let state = Mutex(ProviderConnectionState())
+
+    static func of(_ session: ConnectionSession) -> ProviderConnection {
+        session.object(ProviderConnection.self) { ProviderConnection() }
+    }
+
+    func withState<R>(_ body: (inout ProviderConnectionState) -> R) -> R {
+        state.withLock { body(&$0) }
+    }
+}
 
 /// Per-connection authentication state (kept in the connection's `ConnectionSession`).
 ///

@@ -43,11 +43,8 @@ final class ProviderEndpoint: Sendable {
     func register(on router: inout Router) {
         // Every method and any path under /3/device reaches the handler so that APNs' own
         // MethodNotAllowed / BadPath / MissingDeviceToken answers are given, not the router's.
-        for method in ["GET", "HEAD", "PUT", "DELETE", "PATCH", "OPTIONS", "POST"] {
-            router.on(method, "/3/device/{rest...}") { [self] request, _ in .response(self.handle(request)) }
-            router.on(method, "/3/device") { [self] request, _ in .response(self.handle(request)) }
-            router.on(method, "/3/{rest...}") { [self] request, _ in .response(self.handle(request)) }
-        }
+        router.any("/3/{rest...}") { [self] request, _ in .response(self.handle(request)) }
+        router.any("/3") { [self] request, _ in .response(self.handle(request)) }
     }
 
     /// The environment a request addresses: Apple's host names decide, else the listener's default.
