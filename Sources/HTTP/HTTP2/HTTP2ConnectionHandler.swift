@@ -38,13 +38,14 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     }
 
     private unowned let connection: Connection
-    private let pipeline: HTTPPipeline
+    let pipeline: HTTPPipeline
     private var session: OpaquePointer?
     private var streams: [Int32: Stream] = [:]
     private var completedRequests: [Stream] = []
     private var isReceiving = false
     private var isGoingAway = false
     private var isConnectionClosed = false
+    private var hasSentFinalGoAway = false
     private var advertisedMaxConcurrentStreams: UInt32 = .max
     private var nvStorage: [UInt8] = []
     private var nvRanges: [NameValueRange] = []
@@ -84,7 +85,8 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         info.session.installStreamLimitControl { limit in
             bound.loop.execute {
                 guard let handler = bound.value.object, !handler.isConnectionClosed else { return }
-                handler.submitSettings(maxConcurrentStreams: limit)
+                // Never above the configured limit, whatever a handler asks for.
+                handler.submitSettings(maxConcurrentStreams: min(limit, handler.pipeline.options.maxConcurrentStreams))
                 handler.send()
             }
         }
@@ -144,6 +146,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         }
         if streams.isEmpty && now &- lastActivity > options.idleTimeout && !isGoingAway {
             isGoingAway = true
+            hasSentFinalGoAway = true
             nghttp2_submit_goaway(
                 session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
                 NGHTTP2_NO_ERROR.rawValue, nil, 0)
@@ -151,14 +154,28 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         if !stalled.isEmpty || isGoingAway { send() }
     }
 
+    /// Two-step GOAWAY (RFC 9113 §6.8): a shutdown notice first (last stream id 2^31-1, so
+    /// requests already in flight are still accepted), then after a short pause the final GOAWAY
+    /// naming the last stream processed. Clients see no refused streams they had already sent.
     func connectionBeginGracefulShutdown(_ connection: Connection) {
         guard let session, !isGoingAway else { return }
         isGoingAway = true
-        nghttp2_submit_goaway(
-            session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
-            NGHTTP2_NO_ERROR.rawValue, nil, 0)
+        nghttp2_submit_shutdown_notice(session)
         send()
+        let bound = LoopBound(WeakReference(self), loop: connection.loop)
+        connection.loop.schedule(afterNanoseconds: Self.shutdownNoticeGrace) {
+            guard let handler = bound.value.object, !handler.isConnectionClosed, let session = handler.session else { return }
+            nghttp2_submit_goaway(
+                session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
+                NGHTTP2_NO_ERROR.rawValue, nil, 0)
+            handler.hasSentFinalGoAway = true
+            handler.send()
+        }
     }
+
+    /// Time between the shutdown notice and the final GOAWAY (about one loopback/LAN round trip
+    /// plus the client's reaction time).
+    static let shutdownNoticeGrace: UInt64 = 200_000_000
 
     func connectionDidClose(_ connection: Connection) {
         isConnectionClosed = true
@@ -184,7 +201,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         }
         connection.flush()
         let wantsMore = nghttp2_session_want_read(session) != 0 || nghttp2_session_want_write(session) != 0
-        if !wantsMore || (isGoingAway && streams.isEmpty && nghttp2_session_want_write(session) == 0) {
+        if !wantsMore || (hasSentFinalGoAway && streams.isEmpty && nghttp2_session_want_write(session) == 0) {
             connection.closeAfterFlush()
         }
     }
@@ -370,8 +387,14 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     fileprivate func dataChunk(streamID: Int32, data: UnsafeBufferPointer<UInt8>) {
         guard let stream = stream(streamID), !stream.isBodyTooLarge else { return }
         if stream.body.count + data.count > pipeline.options.maxBodyBytes {
+            // Answer 413 now instead of reading the rest: nghttp2 resets the stream (NO_ERROR)
+            // once the response has gone out while the request is still open.
             stream.isBodyTooLarge = true
             stream.body = []
+            if !stream.requestComplete {
+                stream.requestComplete = true
+                completedRequests.append(stream)
+            }
             return
         }
         stream.body.append(contentsOf: data)

@@ -67,6 +67,7 @@ final class ProviderEndpoint: Sendable {
             }
             record.rejection = error
             var headers: HTTPFields = ["apns-id": record.apnsID, "content-type": "application/json"]
+            if error.reason == .methodNotAllowed { headers.append("allow", "POST") }
             if environment == .development {
                 record.uniqueID = UUIDGenerator.make()
                 headers.append("apns-unique-id", record.uniqueID ?? "")
