@@ -16,55 +16,62 @@ public final class DeviceRegistry: Sendable {
         case strict
     }
 
-    private struct State {
-        var apps: [String: App] = [:]
-        var devices: [DeviceToken: Device] = [:]
+    /// Devices are split over shards by token so pushes on different event loops rarely wait
+    /// for each other's lock.
+    private final class Shard: Sendable {
+        let devices = Mutex<[DeviceToken: Device]>([:])
     }
 
-    private let state = Mutex(State())
+    private static let shardCount = 16
+    private let shards: [Shard] = (0..<DeviceRegistry.shardCount).map { _ in Shard() }
+    private let appTable = Mutex<[String: App]>([:])
     public let unknownTokenPolicy: UnknownTokenPolicy
 
     public init(unknownTokenPolicy: UnknownTokenPolicy = .autoRegister) {
         self.unknownTokenPolicy = unknownTokenPolicy
     }
 
+    private func shard(for token: DeviceToken) -> Shard {
+        shards[Int(UInt(bitPattern: token.hashValue) % UInt(Self.shardCount))]
+    }
+
     // MARK: Apps
 
     /// Adds or replaces an app.
     public func upsert(_ app: App) {
-        state.withLock { $0.apps[app.bundleID] = app }
+        appTable.withLock { $0[app.bundleID] = app }
     }
 
     public func app(bundleID: String) -> App? {
-        state.withLock { $0.apps[bundleID] }
+        appTable.withLock { $0[bundleID] }
     }
 
     public var apps: [App] {
-        state.withLock { Array($0.apps.values) }.sorted { $0.bundleID < $1.bundleID }
+        appTable.withLock { Array($0.values) }.sorted { $0.bundleID < $1.bundleID }
     }
 
     // MARK: Devices
 
     /// Adds or replaces a device.
     public func upsert(_ device: Device) {
-        state.withLock { $0.devices[device.token] = device }
+        shard(for: device.token).devices.withLock { $0[device.token] = device }
     }
 
     public func device(token: DeviceToken) -> Device? {
-        state.withLock { $0.devices[token] }
+        shard(for: token).devices.withLock { $0[token] }
     }
 
-    public var deviceCount: Int { state.withLock { $0.devices.count } }
+    public var deviceCount: Int { shards.reduce(0) { count, shard in count + shard.devices.withLock { $0.count } } }
 
     /// Marks `bundleID` uninstalled on the device at `time` (ms); later pushes get 410.
     /// - Returns: false when the device or app is unknown.
     @discardableResult
     public func uninstall(bundleID: String, from token: DeviceToken, at time: Int64) -> Bool {
-        state.withLock { state in
-            guard var device = state.devices[token], var installed = device.apps[bundleID] else { return false }
+        shard(for: token).devices.withLock { devices in
+            guard var device = devices[token], var installed = device.apps[bundleID] else { return false }
             installed.uninstalledAt = time
             device.apps[bundleID] = installed
-            state.devices[token] = device
+            devices[token] = device
             return true
         }
     }
@@ -79,18 +86,18 @@ public final class DeviceRegistry: Sendable {
     public func resolve(
         token: DeviceToken, environment: APNsEnvironment, bundleID: String, now: Int64
     ) -> Result<Device, APNsError> {
-        state.withLock { state in
-            guard let device = state.devices[token] else {
+        shard(for: token).devices.withLock { devices in
+            guard let device = devices[token] else {
                 guard unknownTokenPolicy == .autoRegister else { return .failure(APNsError(.badDeviceToken)) }
                 let created = Device(
                     token: token, environment: environment,
                     apps: [InstalledApp(bundleID: bundleID, installedAt: now)], isAutoRegistered: true)
-                state.devices[token] = created
+                devices[token] = created
                 return .success(created)
             }
             guard device.environment == environment else { return .failure(APNsError(.badDeviceToken)) }
             guard let installed = device.apps[bundleID] else { return .failure(APNsError(.deviceTokenNotForTopic)) }
-            if let uninstalledAt = installed.uninstalledAt {
+            if let uninstalledAt = installed.uninstalledAt, uninstalledAt <= now {
                 return .failure(APNsError(.unregistered, timestamp: uninstalledAt))
             }
             return .success(device)

@@ -4,55 +4,68 @@ import Synchronization
 /// Keeps the newest `capacity` push records in memory and counts all of them.
 ///
 /// The stand-in for the durable store until the delivery layer lands; tests and the
-/// `/api/v1/pushes` endpoint read it.
+/// `/api/v1/pushes` endpoint read it. The lock is held only to swap a record into the ring: the
+/// record it replaces is released after the lock is dropped, so event loops recording at the same
+/// time barely wait for each other.
 public final class RecentPushes: PushRecordSink {
-    private struct State {
-        var ring: [PushRecord] = []
+    private struct Ring {
+        var records: [PushRecord?]
         var next = 0
+        var stored = 0
         var accepted = 0
         var rejected = 0
     }
 
-    private let state = Mutex(State())
+    private let ring: Mutex<Ring>
     public let capacity: Int
 
     public init(capacity: Int = 10_000) {
         self.capacity = max(1, capacity)
+        self.ring = Mutex(Ring(records: Array(repeating: nil, count: max(1, capacity))))
     }
 
     public func record(_ push: PushRecord) {
-        state.withLock { state in
-            if push.isAccepted { state.accepted += 1 } else { state.rejected += 1 }
-            if state.ring.count < capacity {
-                state.ring.append(push)
-            } else {
-                state.ring[state.next] = push
-            }
-            state.next = (state.next + 1) % capacity
+        var incoming: PushRecord? = push
+        let accepted = push.isAccepted
+        ring.withLock { ring in
+            if accepted { ring.accepted += 1 } else { ring.rejected += 1 }
+            swap(&ring.records[ring.next], &incoming)
+            ring.next = (ring.next + 1) % ring.records.count
+            ring.stored = min(ring.stored + 1, ring.records.count)
         }
+        // `incoming` now holds the evicted record, released here, outside the lock.
+        _ = incoming
     }
 
     /// Counts since start.
     public var counts: (accepted: Int, rejected: Int) {
-        state.withLock { ($0.accepted, $0.rejected) }
+        ring.withLock { ($0.accepted, $0.rejected) }
     }
 
     /// The newest records first, at most `limit`.
     public func newest(_ limit: Int) -> [PushRecord] {
-        state.withLock { state in
-            guard !state.ring.isEmpty else { return [] }
+        ring.withLock { ring in
             var result: [PushRecord] = []
-            var index = (state.next - 1 + state.ring.count) % state.ring.count
-            while result.count < min(limit, state.ring.count) {
-                result.append(state.ring[index])
-                index = (index - 1 + state.ring.count) % state.ring.count
+            let count = ring.records.count
+            var index = (ring.next - 1 + count) % count
+            while result.count < min(limit, ring.stored) {
+                if let record = ring.records[index] { result.append(record) }
+                index = (index - 1 + count) % count
             }
             return result
         }
     }
 
-    /// The record with this apns-id, if it is still held.
+    /// The newest record with this apns-id, if it is still held.
     public func find(apnsID: String) -> PushRecord? {
-        state.withLock { $0.ring.last { $0.apnsID == apnsID } }
+        ring.withLock { ring in
+            let count = ring.records.count
+            var index = (ring.next - 1 + count) % count
+            for _ in 0..<ring.stored {
+                if let record = ring.records[index], record.apnsID == apnsID { return record }
+                index = (index - 1 + count) % count
+            }
+            return nil
+        }
     }
 }

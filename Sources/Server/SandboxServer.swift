@@ -69,6 +69,7 @@ public final class SandboxServer: Sendable {
         PushLogRoutes.register(on: &router, pushes: pushes)
 
         var options = Self.httpOptions(from: configuration)
+        options.oversizedBodyResponder = { request in provider.answerOversized(request) }
         let streamsBeforeAuthentication = UInt32(clamping: max(0, settings.streamsBeforeAuthentication))
         let fullStreams = options.maxConcurrentStreams
         if streamsBeforeAuthentication > 0 {

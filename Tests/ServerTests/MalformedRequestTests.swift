@@ -24,6 +24,8 @@ struct MalformedCase: Sendable, CustomTestStringConvertible {
     }
 
     static let post = "POST /3/device/\(deviceToken) HTTP/1.1\r\nHost: x\r\napns-topic: com.example.app\r\n"
+    /// Outside the APNs endpoint, whose oversized bodies get APNs' `PayloadTooLarge` instead.
+    static let upload = "POST /upload HTTP/1.1\r\nHost: x\r\n"
 
     static let all: [MalformedCase] = [
         MalformedCase(
@@ -48,10 +50,10 @@ struct MalformedCase: Sendable, CustomTestStringConvertible {
             status: 431, code: "headers_too_large"),
         MalformedCase(
             "Content-Length body over maxBodyBytes (1024)",
-            post + "Content-Length: 2000\r\n\r\n" + String(repeating: "b", count: 2000), status: 413, code: "body_too_large"),
+            upload + "Content-Length: 2000\r\n\r\n" + String(repeating: "b", count: 2000), status: 413, code: "body_too_large"),
         MalformedCase(
             "chunked body over maxBodyBytes (1024)",
-            post + "Transfer-Encoding: chunked\r\n\r\n7d0\r\n" + String(repeating: "b", count: 2000) + "\r\n0\r\n\r\n",
+            upload + "Transfer-Encoding: chunked\r\n\r\n7d0\r\n" + String(repeating: "b", count: 2000) + "\r\n0\r\n\r\n",
             status: 413, code: "body_too_large"),
         MalformedCase(
             "garbage bytes", [0x00, 0x01, 0x02] + Array("garbage\r\n\r\n".utf8), status: nil, code: "bad_request"),

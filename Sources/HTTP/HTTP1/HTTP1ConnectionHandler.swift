@@ -61,7 +61,12 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
             case .request(let head, let body):
                 startExchange(head: head, body: body)
             case .error(let error):
-                fail(status: error.status, message: error.message)
+                if let head = error.head, let responder = pipeline.options.oversizedBodyResponder,
+                   let response = responder(makeRequest(head: head, body: [])) {
+                    fail(with: response)
+                } else {
+                    fail(status: error.status, message: error.message)
+                }
                 return
             }
         }
@@ -81,14 +86,18 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
         connection.setReadingPaused(queue.count >= pipeline.options.maxPipelinedRequests || isClosing)
     }
 
-    private func startExchange(head: HTTP1RequestHead, body: [UInt8]) {
+    private func makeRequest(head: HTTP1RequestHead, body: [UInt8]) -> HTTPRequest {
         var headers = head.headers
         let authority = headers["host"]
         headers.set("host", nil)
-        let request = HTTPRequest(
+        return HTTPRequest(
             method: head.method, target: head.target, authority: authority,
             scheme: connection.isTLS ? "https" : "http", version: head.version, headers: headers, body: body,
             connection: info)
+    }
+
+    private func startExchange(head: HTTP1RequestHead, body: [UInt8]) {
+        let request = makeRequest(head: head, body: body)
         let keepAlive = head.keepAlive && !isGracefulShutdown
         let exchange = Exchange(request: request, keepAlive: keepAlive, startedAt: MonotonicClock.nanoseconds())
         queue.append(exchange)
@@ -144,10 +153,14 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
 
     /// Answers a protocol error after the responses already queued, then closes.
     private func fail(status: Int, message: String) {
+        fail(with: .jsonError(status: status, code: Self.code(for: status), message: message))
+    }
+
+    private func fail(with response: HTTPResponse) {
         isClosing = true
         let request = HTTPRequest(method: "GET", target: "/", version: .http1_1, connection: info)
         let exchange = Exchange(request: request, keepAlive: false, startedAt: MonotonicClock.nanoseconds())
-        exchange.response = .jsonError(status: status, code: Self.code(for: status), message: message)
+        exchange.response = response
         queue.append(exchange)
         writeReadyResponses()
     }

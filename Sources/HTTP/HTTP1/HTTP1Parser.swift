@@ -55,10 +55,14 @@ public struct HTTP1ParseError: Error, Sendable, Equatable, CustomStringConvertib
     public var status: Int
     /// A short, client-safe explanation.
     public var message: String
+    /// For 413: the head of the request whose body is too large, so the application can answer
+    /// it in its own terms (APNs: `PayloadTooLarge` with an `apns-id`).
+    public var head: HTTP1RequestHead?
 
-    public init(status: Int, message: String) {
+    public init(status: Int, message: String, head: HTTP1RequestHead? = nil) {
         self.status = status
         self.message = message
+        self.head = head
     }
 
     public var description: String { "HTTP/1.1 parse error \(status): \(message)" }
@@ -366,7 +370,13 @@ public struct HTTP1Parser {
             try validateTransferCodings(transferEncodings)
             framing = .chunked
         } else if let contentLength, contentLength > 0 {
-            guard contentLength <= limits.maxBodyBytes else { throw .contentTooLarge }
+            guard contentLength <= limits.maxBodyBytes else {
+                var error = HTTP1ParseError.contentTooLarge
+                error.head = HTTP1RequestHead(
+                    method: line.method, target: line.target, version: line.version, headers: fields,
+                    keepAlive: false, expectsContinue: expectsContinue)
+                throw error
+            }
             framing = .length(contentLength)
         } else {
             framing = .none
@@ -413,7 +423,11 @@ public struct HTTP1Parser {
                 trailerCount = 0
                 phase = .chunked(head, .trailers)
             } else {
-                guard size <= limits.maxBodyBytes - body.count else { throw .contentTooLarge }
+                guard size <= limits.maxBodyBytes - body.count else {
+                    var error = HTTP1ParseError.contentTooLarge
+                    error.head = head
+                    throw error
+                }
                 phase = .chunked(head, .data(remaining: size))
             }
             return nil

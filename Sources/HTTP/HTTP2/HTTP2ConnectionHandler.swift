@@ -221,17 +221,17 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
             return
         }
         if stream.isBodyTooLarge {
-            submit(.jsonError(status: 413, code: "body_too_large", message: "Body exceeds \(pipeline.options.maxBodyBytes) bytes"), on: stream)
+            let request = makeRequest(stream)
+            let response = pipeline.options.oversizedBodyResponder?(request)
+                ?? .jsonError(status: 413, code: "body_too_large", message: "Body exceeds \(pipeline.options.maxBodyBytes) bytes")
+            submit(response, on: stream)
             return
         }
         if stream.hasBadHeader || stream.method.isEmpty || stream.path.isEmpty {
             submit(.jsonError(status: 400, code: "bad_request", message: "Malformed request headers"), on: stream)
             return
         }
-        let request = HTTPRequest(
-            method: stream.method, target: stream.path, authority: stream.authority,
-            scheme: stream.scheme.isEmpty ? (connection.isTLS ? "https" : "http") : stream.scheme,
-            version: .http2, headers: stream.headers, body: stream.body, connection: info, streamID: stream.id)
+        let request = makeRequest(stream)
         stream.headers = HTTPFields()
         stream.body = []
         stream.awaitingResponse = true
@@ -253,6 +253,13 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
                 }
             }
         }
+    }
+
+    private func makeRequest(_ stream: Stream) -> HTTPRequest {
+        HTTPRequest(
+            method: stream.method, target: stream.path, authority: stream.authority,
+            scheme: stream.scheme.isEmpty ? (connection.isTLS ? "https" : "http") : stream.scheme,
+            version: .http2, headers: stream.headers, body: stream.body, connection: info, streamID: stream.id)
     }
 
     private func submit(_ response: HTTPResponse, on stream: Stream) {

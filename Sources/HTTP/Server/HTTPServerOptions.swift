@@ -20,6 +20,10 @@ public struct HTTPServerOptions: Sendable {
     public var requestTimeout: UInt64 = 10_000_000_000
     /// Responses at least this large are gzip-compressed when the client accepts gzip.
     public var gzipMinimumBytes: Int = 1024
+    /// Answers a request whose body is larger than `maxBodyBytes` (the request arrives with an
+    /// empty body); nil, or a nil answer, gives the generic JSON 413. The connection's protocol
+    /// decides what happens to the unread body (HTTP/1.1 closes, HTTP/2 resets the stream).
+    public var oversizedBodyResponder: (@Sendable (HTTPRequest) -> HTTPResponse?)?
     /// Log one line per request (off by default).
     public var requestLogging = false
     /// HTTP/1.1 requests a connection may have queued (pipelined) before reading pauses.

@@ -101,8 +101,8 @@ struct ProviderAuthenticator: Sendable {
             topic = requested
         } else {
             // One topic: APNs uses the certificate's subject. Several: the header is required.
-            guard allowedTopics.count == 1 || info.topics.isEmpty else { return .failure(APNsError(.missingTopic)) }
-            topic = certificateBundle
+            guard allowedTopics.count == 1 else { return .failure(APNsError(.missingTopic)) }
+            topic = allowedTopics[0]
         }
         if headers.pushType?.requiresTokenAuth == true { return .failure(APNsError(.topicDisallowed)) }
         let bundleID: String
@@ -219,11 +219,13 @@ struct ProviderAuthenticator: Sendable {
             raw: parsed.raw, keyID: parsed.keyID, teamID: parsed.teamID, issuedAt: parsed.issuedAt, since: monotonicNow))
     }
 
-    /// The JWT of a `bearer <jwt>` value, cheaply (for comparing with the connection's token).
+    /// The JWT of a `bearer <jwt>` value (scheme in any case, one space), cheaply, for comparing
+    /// with the connection's current token. Anything else returns nil and takes the full parse.
     static func bearerToken(_ authorization: String) -> Substring? {
         let utf8 = authorization.utf8
-        guard utf8.count > 7, let space = utf8.firstIndex(of: UInt8(ascii: " ")) else { return nil }
-        let rest = authorization[authorization.index(after: space)...]
-        return rest
+        guard utf8.count > 7 else { return nil }
+        let scheme = authorization.prefix(7)
+        guard scheme.utf8.elementsEqual("bearer ".utf8) || scheme.lowercased() == "bearer " else { return nil }
+        return authorization.dropFirst(7)
     }
 }

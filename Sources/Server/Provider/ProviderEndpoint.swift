@@ -53,7 +53,14 @@ final class ProviderEndpoint: Sendable {
         return listenerEnvironments[request.connection.listenerName] ?? defaultEnvironment
     }
 
-    func handle(_ request: HTTPRequest) -> HTTPResponse {
+    /// Answers a push whose body is over the transport limit: `PayloadTooLarge` (with the usual
+    /// `apns-id`), after the path and headers are checked. Other paths get the generic answer.
+    func answerOversized(_ request: HTTPRequest) -> HTTPResponse? {
+        guard request.path.hasPrefix("/3/") || request.path == "/3" else { return nil }
+        return handle(request, bodyTooLarge: true)
+    }
+
+    func handle(_ request: HTTPRequest, bodyTooLarge: Bool = false) -> HTTPResponse {
         let nowMilliseconds = wallClockMilliseconds()
         let environment = environment(of: request)
         let headerList = request.headers.fields.map { (name: $0.name, value: $0.value) }
@@ -94,6 +101,7 @@ final class ProviderEndpoint: Sendable {
             headers.priority = 5
         }
         record.apnsID = headers.apnsID ?? UUIDGenerator.make()
+        if bodyTooLarge { return reject(APNsError(.payloadTooLarge)) }
         record.topic = headers.topic
         record.pushType = headers.pushType
         record.priority = headers.priority
