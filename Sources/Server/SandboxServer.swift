@@ -67,6 +67,7 @@ public final class SandboxServer: Sendable {
         provider.register(on: &router)  // first: the hot path matches at once
         HealthRoutes.register(on: &router, state: state, caCertificatePEM: Array(caPEM))
         PushLogRoutes.register(on: &router, pushes: pushes)
+        CredentialRoutes.register(on: &router, dataDirectory: dataDirectory)
 
         var options = Self.httpOptions(from: configuration)
         options.oversizedBodyResponder = { request in provider.answerOversized(request) }

@@ -237,3 +237,45 @@ struct CertificateAuthTests {
         }
     }
 }
+
+@Suite struct ClientCertificateAPITests {
+    /// The API mints a certificate that authenticates pushes; bad input gets a JSON problem.
+    @Test func apiIssuesUsableCertificates() async throws {
+        try await withServer { server in
+            let minted = try await curl([
+                "-X", "POST", "\(server.httpBase)/api/v1/apps/com.example.app/client-certificates",
+                "-H", "content-type: application/json", "-d", #"{"environment":"development"}"#, "-w", "\n%{http_code}",
+            ])
+            let lines = minted.stdoutText.split(separator: "\n")
+            #expect(lines.last == "201")
+            let json = try #require(
+                try JSONSerialization.jsonObject(with: Data(lines.dropLast().joined(separator: "\n").utf8)) as? [String: Any])
+            #expect(json["environment"] as? String == "development")
+            #expect((json["topics"] as? [String])?.contains("com.example.app.voip") == true)
+            let directory = try makeTemporaryDirectory("api-cert")
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let certificate = directory + "/c.pem"
+            let key = directory + "/k.pem"
+            try #require((json["certificatePem"] as? String)?.write(toFile: certificate, atomically: true, encoding: .utf8) != nil)
+            try #require((json["privateKeyPem"] as? String)?.write(toFile: key, atomically: true, encoding: .utf8) != nil)
+            let push = try await curl(server.curlResolve + [
+                "--http2", "--cacert", server.caPath, "--cert", certificate, "--key", key,
+                "-X", "POST", "\(server.tlsBase)/3/device/\(deviceToken)", "-H", "apns-topic: com.example.app",
+                "-d", #"{"aps":{"alert":"hi"}}"#, "-o", "/dev/null", "-w", "%{http_code}",
+            ])
+            #expect(push.stdoutText == "200")
+
+            let bad = try await curl([
+                "-X", "POST", "\(server.httpBase)/api/v1/apps/com.example.app/client-certificates",
+                "-d", #"{"environment":"staging"}"#, "-w", "\n%{http_code}",
+            ])
+            #expect(bad.stdoutText.hasSuffix("\n422"))
+            #expect(bad.stdoutText.contains("invalid_environment"))
+            let garbage = try await curl([
+                "-X", "POST", "\(server.httpBase)/api/v1/apps/com.example.app/client-certificates",
+                "-d", "{nope", "-w", "\n%{http_code}",
+            ])
+            #expect(garbage.stdoutText.hasSuffix("\n400"))
+        }
+    }
+}
