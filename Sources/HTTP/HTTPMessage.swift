@@ -25,11 +25,16 @@ public struct ConnectionInfo: Sendable {
     public var peerCertificate: PeerCertificate?
     /// State shared by every request on this connection.
     public var session: ConnectionSession
+    /// Index of the event loop (thread) that owns the connection: lets per-thread structures
+    /// (shards, buffers) avoid locking against other loops.
+    public var loopIndex: Int
 
     public init(
         id: UInt64, isTLS: Bool, alpn: String? = nil, remoteAddress: String = "", localPort: Int = 0,
-        listenerName: String = "", peerCertificate: PeerCertificate? = nil, session: ConnectionSession? = nil
+        listenerName: String = "", peerCertificate: PeerCertificate? = nil, session: ConnectionSession? = nil,
+        loopIndex: Int = 0
     ) {
+        self.loopIndex = loopIndex
         self.id = id
         self.isTLS = isTLS
         self.alpn = alpn
@@ -45,7 +50,8 @@ public struct ConnectionInfo: Sendable {
         self.init(
             id: connection.id, isTLS: connection.isTLS, alpn: connection.alpn,
             remoteAddress: connection.remoteAddress.description, localPort: connection.localPort,
-            listenerName: connection.listenerName, peerCertificate: connection.peerCertificate)
+            listenerName: connection.listenerName, peerCertificate: connection.peerCertificate,
+            loopIndex: connection.loop.index)
     }
 }
 

@@ -30,6 +30,8 @@ public struct PushRecord: Sendable {
     public var payload: [UInt8]
     public var authentication: PushAuthentication
     public var connectionID: UInt64
+    /// The event loop (thread) that received the push; sinks may shard by it.
+    public var loopIndex: Int = 0
     /// Milliseconds since the epoch.
     public var receivedAt: Int64
     public var rejection: APNsError?

@@ -67,6 +67,7 @@ final class ProviderEndpoint: Sendable {
         var record = PushRecord(
             apnsID: "", deviceToken: "", environment: environment, headers: headerList, payload: request.body,
             authentication: .none, connectionID: request.connection.id, receivedAt: nowMilliseconds)
+        record.loopIndex = request.connection.loopIndex
 
         func reject(_ error: APNsError) -> HTTPResponse {
             if record.apnsID.isEmpty {
