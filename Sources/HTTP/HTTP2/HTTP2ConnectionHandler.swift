@@ -45,6 +45,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     private var isReceiving = false
     private var isGoingAway = false
     private var isConnectionClosed = false
+    private var selfSlot: HandlerSlot?
     private var hasSentFinalGoAway = false
     private var advertisedMaxConcurrentStreams: UInt32 = .max
     private var nvStorage: [UInt8] = []
@@ -79,12 +80,15 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         session = created
         let initialStreams = pipeline.options.initialMaxConcurrentStreams?(info) ?? pipeline.options.maxConcurrentStreams
         submitSettings(maxConcurrentStreams: initialStreams)
-        // Weak: the session outlives nothing, but a strong capture would make a cycle
-        // (handler → info → session → control → handler).
-        let bound = LoopBound(WeakReference(self), loop: connection.loop)
+        // Not a weak reference: weak references give the handler a side table, which makes every
+        // retain/release of it (one per nghttp2 callback) take the slow path. The slot breaks the
+        // cycle handler → info → session → control → handler when the connection closes.
+        let slot = HandlerSlot(self)
+        selfSlot = slot
+        let bound = LoopBound(slot, loop: connection.loop)
         info.session.installStreamLimitControl { limit in
             bound.loop.execute {
-                guard let handler = bound.value.object, !handler.isConnectionClosed else { return }
+                guard let handler = bound.value.handler, !handler.isConnectionClosed else { return }
                 // Never above the configured limit, whatever a handler asks for.
                 handler.submitSettings(maxConcurrentStreams: min(limit, handler.pipeline.options.maxConcurrentStreams))
                 handler.send()
@@ -162,9 +166,9 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         isGoingAway = true
         nghttp2_submit_shutdown_notice(session)
         send()
-        let bound = LoopBound(WeakReference(self), loop: connection.loop)
+        let bound = LoopBound(selfSlot ?? HandlerSlot(self), loop: connection.loop)
         connection.loop.schedule(afterNanoseconds: Self.shutdownNoticeGrace) {
-            guard let handler = bound.value.object, !handler.isConnectionClosed, let session = handler.session else { return }
+            guard let handler = bound.value.handler, !handler.isConnectionClosed, let session = handler.session else { return }
             nghttp2_submit_goaway(
                 session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
                 NGHTTP2_NO_ERROR.rawValue, nil, 0)
@@ -179,6 +183,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
 
     func connectionDidClose(_ connection: Connection) {
         isConnectionClosed = true
+        selfSlot?.handler = nil
         streams.removeAll()
         completedRequests.removeAll()
     }
@@ -438,6 +443,16 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
             stream.responseBody = []
         }
         return n
+    }
+}
+
+/// A strong reference to the handler that the handler clears when its connection closes.
+/// Loop-confined (reached only through `LoopBound`).
+final class HandlerSlot {
+    var handler: HTTP2ConnectionHandler?
+
+    init(_ handler: HTTP2ConnectionHandler) {
+        self.handler = handler
     }
 }
 
