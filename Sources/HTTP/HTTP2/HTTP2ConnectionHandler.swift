@@ -1,5 +1,6 @@
 // APNs Sandbox — HTTP/2 over libnghttp2, driven by mem_recv/mem_send.
 import CNGHTTP2
+import Glibc
 import Transport
 
 /// One HTTP/2 server connection. nghttp2 does framing, HPACK and flow control; it never sees
@@ -376,7 +377,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
             case .authority: stream.authority = valueString
             case nil: stream.hasBadHeader = true
             }
-        } else if name.elementsEqual("host".utf8) {
+        } else if name.count == 4 && Self.bytesEqual(name, Self.hostName) {
             if stream.authority == nil { stream.authority = valueString }
         } else {
             // nghttp2 has already rejected upper-case names, so no lowercasing is needed.
@@ -388,11 +389,26 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
 
     private static func pseudoHeader(_ name: UnsafeBufferPointer<UInt8>) -> PseudoHeader? {
         switch name.count {
-        case 5 where name.elementsEqual(":path".utf8): .path
-        case 7 where name.elementsEqual(":method".utf8): .method
-        case 7 where name.elementsEqual(":scheme".utf8): .scheme
-        case 10 where name.elementsEqual(":authority".utf8): .authority
+        case 5 where bytesEqual(name, pathName): .path
+        case 7 where bytesEqual(name, methodName): .method
+        case 7 where bytesEqual(name, schemeName): .scheme
+        case 10 where bytesEqual(name, authorityName): .authority
         default: nil
+        }
+    }
+
+    private static let hostName = Array("host".utf8)
+    private static let pathName = Array(":path".utf8)
+    private static let methodName = Array(":method".utf8)
+    private static let schemeName = Array(":scheme".utf8)
+    private static let authorityName = Array(":authority".utf8)
+
+    /// memcmp of two byte runs of the same length (the generic `elementsEqual` is slow here).
+    private static func bytesEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: [UInt8]) -> Bool {
+        guard a.count == b.count, let base = a.baseAddress else { return a.count == b.count }
+        return b.withUnsafeBufferPointer { other in
+            guard let otherBase = other.baseAddress else { return false }
+            return memcmp(base, otherBase, a.count) == 0
         }
     }
 

@@ -21,7 +21,7 @@ public struct Router: HTTPResponder {
     public typealias Handler = @Sendable (HTTPRequest, PathParameters) -> HandlerResult
 
     private enum Segment: Sendable {
-        case literal(String)
+        case literal([UInt8])
         case parameter(String)
         case rest(String)
     }
@@ -48,7 +48,7 @@ public struct Router: HTTPResponder {
             if part.hasPrefix("{") && part.hasSuffix("}") {
                 return .parameter(String(part.dropFirst().dropLast()))
             }
-            return .literal(String(part))
+            return .literal(Array(part.utf8))
         }
         routes.append(Route(method: method.uppercased(), segments: segments, handler: handler))
     }
@@ -99,8 +99,12 @@ public struct Router: HTTPResponder {
             for segment in segments {
                 switch segment {
                 case .literal(let literal):
-                    guard let range = nextSegment(),
-                          UnsafeBufferPointer(rebasing: bytes[range]).elementsEqual(literal.utf8) else { return nil }
+                    guard let range = nextSegment(), range.count == literal.count,
+                          let base = bytes.baseAddress,
+                          literal.withUnsafeBufferPointer({ literalBytes in
+                              literalBytes.baseAddress.map { memcmp($0, base + range.lowerBound, range.count) == 0 } ?? false
+                          })
+                    else { return nil }
                 case .parameter(let name):
                     guard let range = nextSegment() else { return nil }
                     let value = String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
