@@ -1,0 +1,117 @@
+// APNs Sandbox — what the device sandbox needs from storage (the Store module implements it).
+import APNsProtocol
+
+/// Which notifications a query or a delete covers. Nil fields match everything.
+public struct NotificationFilter: Sendable, Equatable {
+    public var deviceToken: String?
+    public var topic: String?
+    public var bundleID: String?
+    public var status: NotificationStatus?
+    /// Received at or after (wall-clock ms).
+    public var since: Int64?
+
+    public init(deviceToken: String? = nil, topic: String? = nil, bundleID: String? = nil,
+                status: NotificationStatus? = nil, since: Int64? = nil) {
+        self.deviceToken = deviceToken
+        self.topic = topic
+        self.bundleID = bundleID
+        self.status = status
+        self.since = since
+    }
+}
+
+/// Durable notifications. Implementations must be safe from any thread.
+public protocol NotificationRepository: Sendable {
+    /// Stores new records durably (or replaces records with the same apns-id) and calls
+    /// `completion` once they are committed. Writes from many callers are batched into one
+    /// transaction (group commit); `completion` may run on the store's own thread.
+    func save(_ records: [NotificationRecord], completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+    /// The record with this apns-id, or nil.
+    func notification(apnsID: String) throws -> NotificationRecord?
+    /// Records matching `filter`, newest first (by `receivedAt`, then insertion order), at most `limit`,
+    /// skipping the first `offset`.
+    func notifications(matching filter: NotificationFilter, limit: Int, offset: Int) throws -> [NotificationRecord]
+    /// How many records match.
+    func count(matching filter: NotificationFilter) throws -> Int
+    /// Records whose status is not final (to resume after a restart), oldest first.
+    func unfinished() throws -> [NotificationRecord]
+    /// Deletes matching records (and their attachments' rows); returns how many.
+    @discardableResult
+    func delete(matching filter: NotificationFilter) throws -> Int
+    /// Keeps at most `maxRecords` (newest) and none older than `maxAgeMilliseconds` (final ones only).
+    @discardableResult
+    func prune(maxRecords: Int, olderThan cutoff: Int64) throws -> Int
+}
+
+/// A device as stored.
+public struct DeviceRecord: Sendable, Codable, Equatable {
+    public var token: String
+    public var environment: APNsEnvironment
+    public var locale: String
+    public var isOnline: Bool
+    /// Installed apps: bundle ID → install/uninstall times (ms).
+    public var apps: [InstalledAppRecord]
+    /// Per-app keys for the device keychain (e.g. AES-256-GCM keys for the decrypt step), base64.
+    public var keys: [String: String]
+    public var createdAt: Int64
+    public var isAutoRegistered: Bool
+
+    public init(token: String, environment: APNsEnvironment, locale: String = "en_US", isOnline: Bool = true,
+                apps: [InstalledAppRecord] = [], keys: [String: String] = [:], createdAt: Int64 = 0,
+                isAutoRegistered: Bool = false) {
+        self.token = token
+        self.environment = environment
+        self.locale = locale
+        self.isOnline = isOnline
+        self.apps = apps
+        self.keys = keys
+        self.createdAt = createdAt
+        self.isAutoRegistered = isAutoRegistered
+    }
+}
+
+public struct InstalledAppRecord: Sendable, Codable, Equatable {
+    public var bundleID: String
+    public var installedAt: Int64
+    public var uninstalledAt: Int64?
+    /// The app's badge as the device shows it.
+    public var badge: Int?
+
+    public init(bundleID: String, installedAt: Int64, uninstalledAt: Int64? = nil, badge: Int? = nil) {
+        self.bundleID = bundleID
+        self.installedAt = installedAt
+        self.uninstalledAt = uninstalledAt
+        self.badge = badge
+    }
+}
+
+/// An app as stored: its team, its localized strings, its service extension settings.
+public struct AppRecord: Sendable, Codable, Equatable {
+    public var bundleID: String
+    public var teamID: String
+    /// Localizable.strings per language: `["en": ["GREETING": "Hello %@"], "fr": […]]`.
+    public var strings: [String: [String: String]]
+    /// Service extension configuration as JSON text (the extension issue defines it); nil = none.
+    public var serviceExtensionJSON: String?
+
+    public init(bundleID: String, teamID: String, strings: [String: [String: String]] = [:],
+                serviceExtensionJSON: String? = nil) {
+        self.bundleID = bundleID
+        self.teamID = teamID
+        self.strings = strings
+        self.serviceExtensionJSON = serviceExtensionJSON
+    }
+}
+
+/// Durable devices and apps. Implementations must be safe from any thread; writes are durable
+/// when they return.
+public protocol DeviceRepository: Sendable {
+    func saveDevice(_ device: DeviceRecord) throws
+    func device(token: String) throws -> DeviceRecord?
+    func devices(limit: Int, offset: Int) throws -> [DeviceRecord]
+    @discardableResult
+    func deleteDevice(token: String) throws -> Bool
+    func saveApp(_ app: AppRecord) throws
+    func app(bundleID: String) throws -> AppRecord?
+    func apps() throws -> [AppRecord]
+}
