@@ -25,6 +25,7 @@ public final class DeviceRegistry: Sendable {
     private static let shardCount = 16
     private let shards: [Shard] = (0..<DeviceRegistry.shardCount).map { _ in Shard() }
     private let appTable = Mutex<[String: App]>([:])
+    private let autoRegisterHandler = Mutex<(@Sendable (Device) -> Void)?>(nil)
     public let unknownTokenPolicy: UnknownTokenPolicy
 
     public init(unknownTokenPolicy: UnknownTokenPolicy = .autoRegister) {
@@ -57,6 +58,16 @@ public final class DeviceRegistry: Sendable {
         shard(for: device.token).devices.withLock { $0[device.token] = device }
     }
 
+    /// Called (outside the registry's locks) for every device created by auto-registration.
+    public func onAutoRegister(_ handler: @escaping @Sendable (Device) -> Void) {
+        autoRegisterHandler.withLock { $0 = handler }
+    }
+
+    /// Forgets a device.
+    public func remove(token: DeviceToken) {
+        _ = shard(for: token).devices.withLock { $0.removeValue(forKey: token) }
+    }
+
     public func device(token: DeviceToken) -> Device? {
         shard(for: token).devices.withLock { $0[token] }
     }
@@ -86,14 +97,16 @@ public final class DeviceRegistry: Sendable {
     public func resolve(
         token: DeviceToken, environment: APNsEnvironment, bundleID: String, now: Int64
     ) -> Result<Device, APNsError> {
-        shard(for: token).devices.withLock { devices in
+        var created: Device?
+        let result: Result<Device, APNsError> = shard(for: token).devices.withLock { devices in
             guard let device = devices[token] else {
                 guard unknownTokenPolicy == .autoRegister else { return .failure(APNsError(.badDeviceToken)) }
-                let created = Device(
+                let newDevice = Device(
                     token: token, environment: environment,
                     apps: [InstalledApp(bundleID: bundleID, installedAt: now)], isAutoRegistered: true)
-                devices[token] = created
-                return .success(created)
+                devices[token] = newDevice
+                created = newDevice
+                return .success(newDevice)
             }
             guard device.environment == environment else { return .failure(APNsError(.badDeviceToken)) }
             guard let installed = device.apps[bundleID] else { return .failure(APNsError(.deviceTokenNotForTopic)) }
@@ -102,5 +115,7 @@ public final class DeviceRegistry: Sendable {
             }
             return .success(device)
         }
+        if let created, let handler = autoRegisterHandler.withLock({ $0 }) { handler(created) }
+        return result
     }
 }

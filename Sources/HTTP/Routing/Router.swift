@@ -122,7 +122,7 @@ public struct Router: HTTPResponder {
 
 extension String {
     /// Percent-decodes without Foundation; malformed escapes are kept as they are.
-    var removingPercentEncodingOrSelf: String {
+    public var removingPercentEncodingOrSelf: String {
         let hasEscape = utf8.withContiguousStorageIfAvailable { bytes in
             bytes.baseAddress.map { memchr($0, Int32(UInt8(ascii: "%")), bytes.count) != nil } ?? false
         } ?? utf8.contains(UInt8(ascii: "%"))

@@ -86,6 +86,8 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
     public var tls = TLS()
     public var limits = Limits()
     public var apns = APNsSettings()
+    public var storage = StorageSettings()
+    public var delivery = DeliverySettings()
     public var teams: [TeamConfiguration] = []
     public var devices: [DeviceConfiguration] = []
 
@@ -102,6 +104,8 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         tls = try c.decodeIfPresent(TLS.self, forKey: .tls) ?? d.tls
         limits = try c.decodeIfPresent(Limits.self, forKey: .limits) ?? d.limits
         apns = try c.decodeIfPresent(APNsSettings.self, forKey: .apns) ?? d.apns
+        storage = try c.decodeIfPresent(StorageSettings.self, forKey: .storage) ?? d.storage
+        delivery = try c.decodeIfPresent(DeliverySettings.self, forKey: .delivery) ?? d.delivery
         teams = try c.decodeIfPresent([TeamConfiguration].self, forKey: .teams) ?? d.teams
         devices = try c.decodeIfPresent([DeviceConfiguration].self, forKey: .devices) ?? d.devices
     }
@@ -189,6 +193,15 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
                     throw ConfigurationError("key \(key.keyID): environment must be development, production or both")
                 }
             }
+        }
+        guard ["full", "normal"].contains(storage.synchronous) else {
+            throw ConfigurationError("storage.synchronous must be full or normal")
+        }
+        guard storage.maxRecords > 0, storage.maxAgeDays > 0, !storage.file.isEmpty else {
+            throw ConfigurationError("storage.maxRecords and storage.maxAgeDays must be positive, storage.file non-empty")
+        }
+        guard delivery.lowPriorityDelayMilliseconds >= 0, delivery.backgroundPushesPerHour >= 0 else {
+            throw ConfigurationError("delivery settings must not be negative")
         }
         for device in devices where !environments.contains(device.environment) {
             throw ConfigurationError("device \(device.token.prefix(8))…: environment must be development or production")

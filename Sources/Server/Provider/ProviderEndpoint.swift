@@ -14,8 +14,16 @@ import Transport
 /// Every response carries `apns-id` (the client's, lowercased, or a new one); responses in the
 /// development environment also carry `apns-unique-id`. Errors are `{"reason":…}` with
 /// `content-type: application/json`; 410 adds `timestamp` (ms).
+/// Takes accepted pushes durably: `completion` runs once the push is committed, and only then is
+/// the provider answered 200 (the delivery engine).
+protocol AcceptedPushReceiver: Sendable {
+    func accept(_ record: NotificationRecord, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+}
+
 final class ProviderEndpoint: Sendable {
     let authenticator: ProviderAuthenticator
+    let receiver: (any AcceptedPushReceiver)?
+    let logger: Logger
     let registry: DeviceRegistry
     let sink: any PushRecordSink
     let settings: APNsSettings
@@ -26,9 +34,12 @@ final class ProviderEndpoint: Sendable {
 
     init(
         keys: ProviderKeyStore, registry: DeviceRegistry, sink: any PushRecordSink, settings: APNsSettings,
-        listenerEnvironments: [String: APNsEnvironment],
+        listenerEnvironments: [String: APNsEnvironment], receiver: (any AcceptedPushReceiver)? = nil,
+        logger: Logger = Logger(label: "provider"),
         wallClockMilliseconds: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
     ) {
+        self.receiver = receiver
+        self.logger = logger
         self.authenticator = ProviderAuthenticator(keys: keys, registry: registry, settings: settings)
         self.registry = registry
         self.sink = sink
@@ -43,8 +54,8 @@ final class ProviderEndpoint: Sendable {
     func register(on router: inout Router) {
         // Every method and any path under /3/device reaches the handler so that APNs' own
         // MethodNotAllowed / BadPath / MissingDeviceToken answers are given, not the router's.
-        router.any("/3/{rest...}") { [self] request, _ in .response(self.handle(request)) }
-        router.any("/3") { [self] request, _ in .response(self.handle(request)) }
+        router.any("/3/{rest...}") { [self] request, _ in self.respond(to: request) }
+        router.any("/3") { [self] request, _ in self.respond(to: request) }
     }
 
     /// The environment a request addresses: Apple's host names decide, else the listener's default.
@@ -53,14 +64,36 @@ final class ProviderEndpoint: Sendable {
         return listenerEnvironments[request.connection.listenerName] ?? defaultEnvironment
     }
 
+    /// Validates the push; an accepted one is answered 200 once the receiver has committed it.
+    func respond(to request: HTTPRequest) -> HandlerResult {
+        let (response, accepted) = evaluate(request)
+        guard let accepted, let receiver else { return .response(response) }
+        let logger = self.logger
+        return .deferred { respond in
+            receiver.accept(accepted) { result in
+                switch result {
+                case .success:
+                    respond(response)
+                case .failure(let error):
+                    logger.error("push not stored", [("apns.id", accepted.apnsID), ("error", "\(error)")])
+                    let failure = APNsError(.internalServerError)
+                    var headers = response.headers
+                    headers.set("content-type", "application/json")
+                    respond(HTTPResponse(status: failure.status, headers: headers, body: failure.jsonBody))
+                }
+            }
+        }
+    }
+
     /// Answers a push whose body is over the transport limit: `PayloadTooLarge` (with the usual
     /// `apns-id`), after the path and headers are checked. Other paths get the generic answer.
     func answerOversized(_ request: HTTPRequest) -> HTTPResponse? {
         guard request.path.hasPrefix("/3/") || request.path == "/3" else { return nil }
-        return handle(request, bodyTooLarge: true)
+        return evaluate(request, bodyTooLarge: true).response
     }
 
-    func handle(_ request: HTTPRequest, bodyTooLarge: Bool = false) -> HTTPResponse {
+    /// The response for a push, plus the notification to deliver when it is accepted.
+    func evaluate(_ request: HTTPRequest, bodyTooLarge: Bool = false) -> (response: HTTPResponse, accepted: NotificationRecord?) {
         let nowMilliseconds = wallClockMilliseconds()
         let environment = environment(of: request)
         let headerList = request.headers.fields.map { (name: $0.name, value: $0.value) }
@@ -69,7 +102,7 @@ final class ProviderEndpoint: Sendable {
             authentication: .none, connectionID: request.connection.id, receivedAt: nowMilliseconds)
         record.loopIndex = request.connection.loopIndex
 
-        func reject(_ error: APNsError) -> HTTPResponse {
+        func reject(_ error: APNsError) -> (response: HTTPResponse, accepted: NotificationRecord?) {
             if record.apnsID.isEmpty {
                 record.apnsID = PushRequestValidator.echoedAPNsID(in: headerList) ?? UUIDGenerator.make()
             }
@@ -81,7 +114,7 @@ final class ProviderEndpoint: Sendable {
                 headers.append("apns-unique-id", record.uniqueID ?? "")
             }
             sink.record(record)
-            return HTTPResponse(status: error.status, headers: headers, body: error.jsonBody)
+            return (HTTPResponse(status: error.status, headers: headers, body: error.jsonBody), nil)
         }
 
         let token: DeviceToken
@@ -139,7 +172,34 @@ final class ProviderEndpoint: Sendable {
         sink.record(record)
         var responseHeaders: HTTPFields = ["apns-id": record.apnsID]
         if let uniqueID = record.uniqueID { responseHeaders.append("apns-unique-id", uniqueID) }
-        return HTTPResponse(status: 200, headers: responseHeaders)
+        let notification = receiver == nil ? nil : Self.notification(from: record, bundleID: authenticated.bundleID, topic: authenticated.topic)
+        return (HTTPResponse(status: 200, headers: responseHeaders), notification)
+    }
+
+    /// The durable notification of an accepted push.
+    static func notification(from record: PushRecord, bundleID: String, topic: String) -> NotificationRecord {
+        var teamID: String?
+        var keyID: String?
+        var issuedAt: Int64?
+        var authentication = "none"
+        switch record.authentication {
+        case .token(let key, let team, let iat):
+            teamID = team
+            keyID = key
+            issuedAt = iat
+            authentication = "token:\(team)/\(key)"
+        case .certificate(let bundle):
+            authentication = "certificate:\(bundle)"
+        case .none:
+            break
+        }
+        return NotificationRecord(
+            apnsID: record.apnsID, uniqueID: record.uniqueID, deviceToken: record.deviceToken, bundleID: bundleID,
+            topic: topic, pushType: record.pushType?.rawValue, priority: record.priority, expiration: record.expiration,
+            collapseID: record.collapseID, environment: record.environment,
+            headers: record.headers.map { [$0.name, $0.value] }, payload: String(decoding: record.payload, as: UTF8.self),
+            authentication: authentication, teamID: teamID, keyID: keyID, issuedAt: issuedAt,
+            connectionID: record.connectionID, receivedAt: record.receivedAt)
     }
 }
 

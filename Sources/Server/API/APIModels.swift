@@ -1,0 +1,184 @@
+// APNs Sandbox — the JSON shapes of the REST API (documented in openapi.json).
+import APNsProtocol
+import Sandbox
+
+/// A device as the API shows it.
+struct DeviceDTO: Codable, Sendable {
+    struct AppDTO: Codable, Sendable {
+        var bundleId: String
+        var installedAt: Int64
+        var uninstalledAt: Int64?
+        var badge: Int?
+    }
+
+    var token: String
+    var environment: String
+    var locale: String
+    var online: Bool
+    var apps: [AppDTO]
+    /// Bundle IDs that have a key in the device keychain (the keys themselves are not shown).
+    var keychain: [String]
+    var createdAt: Int64
+    var autoRegistered: Bool
+
+    init(_ record: DeviceRecord) {
+        token = record.token
+        environment = record.environment.rawValue
+        locale = record.locale
+        online = record.isOnline
+        apps = record.apps.map { AppDTO(bundleId: $0.bundleID, installedAt: $0.installedAt, uninstalledAt: $0.uninstalledAt, badge: $0.badge) }
+        keychain = record.keys.keys.sorted()
+        createdAt = record.createdAt
+        autoRegistered = record.isAutoRegistered
+    }
+}
+
+/// `POST /api/v1/devices`.
+struct CreateDeviceRequest: Codable, Sendable {
+    /// Hex; generated (32 random bytes) when absent.
+    var token: String?
+    var environment: String?
+    var locale: String?
+    var online: Bool?
+    var apps: [String]?
+    /// bundleId → base64 key for the device keychain.
+    var keys: [String: String]?
+}
+
+/// `PATCH /api/v1/devices/{token}`.
+struct UpdateDeviceRequest: Codable, Sendable {
+    var online: Bool?
+    var locale: String?
+    var installApps: [String]?
+    var uninstallApps: [String]?
+    var keys: [String: String]?
+    /// true: the device gets a new random token (the old one answers 410 ExpiredToken… as Unregistered).
+    var rotateToken: Bool?
+}
+
+/// An app as the API shows it.
+struct AppDTO: Codable, Sendable {
+    var bundleId: String
+    var teamId: String
+    var strings: [String: [String: String]]
+    var serviceExtension: JSONValue?
+
+    init(_ record: AppRecord) {
+        bundleId = record.bundleID
+        teamId = record.teamID
+        strings = record.strings
+        serviceExtension = record.serviceExtensionJSON.flatMap(JSONValue.parse)
+    }
+}
+
+/// `POST /api/v1/apps` and `PATCH /api/v1/apps/{bundleId}`.
+struct AppRequest: Codable, Sendable {
+    var bundleId: String?
+    var teamId: String?
+    var strings: [String: [String: String]]?
+    var serviceExtension: JSONValue?
+}
+
+/// A notification record as the API shows it.
+struct NotificationDTO: Codable, Sendable {
+    struct Claims: Codable, Sendable {
+        var teamId: String?
+        var keyId: String?
+        var issuedAt: Int64?
+    }
+
+    struct Header: Codable, Sendable {
+        var name: String
+        var value: String
+    }
+
+    var apnsId: String
+    var uniqueId: String?
+    var deviceToken: String
+    var bundleId: String
+    var topic: String
+    var pushType: String?
+    var priority: Int
+    var expiration: Int64?
+    var collapseId: String?
+    var environment: String
+    var headers: [Header]
+    var payload: JSONValue?
+    var authentication: String
+    var jwt: Claims?
+    var connectionId: UInt64
+    var receivedAt: Int64
+    var status: String
+    var final: Bool
+    var outcome: String?
+    var displayed: DisplayedContentDTO?
+    var timeline: [TimelineEntry]
+
+    init(_ record: NotificationRecord) {
+        apnsId = record.apnsID
+        uniqueId = record.uniqueID
+        deviceToken = record.deviceToken
+        bundleId = record.bundleID
+        topic = record.topic
+        pushType = record.pushType
+        priority = record.priority
+        expiration = record.expiration
+        collapseId = record.collapseID
+        environment = record.environment.rawValue
+        headers = record.headers.compactMap { pair in
+            guard pair.count == 2 else { return nil }
+            // The provider token is a credential: show that it was there, not what it was.
+            let value = pair[0] == "authorization" ? "bearer <redacted>" : pair[1]
+            return Header(name: pair[0], value: value)
+        }
+        payload = JSONValue.parse(record.payload)
+        authentication = record.authentication
+        jwt = record.teamID == nil && record.keyID == nil ? nil
+            : Claims(teamId: record.teamID, keyId: record.keyID, issuedAt: record.issuedAt)
+        connectionId = record.connectionID
+        receivedAt = record.receivedAt
+        status = record.status.rawValue
+        final = record.status.isFinal
+        outcome = record.outcome?.rawValue
+        displayed = record.displayed.map(DisplayedContentDTO.init)
+        timeline = record.timeline
+    }
+}
+
+struct DisplayedContentDTO: Codable, Sendable {
+    var title: String?
+    var subtitle: String?
+    var body: String?
+    var badge: Int?
+    var sound: String?
+    var threadId: String?
+    var category: String?
+    var interruptionLevel: String?
+    var targetContentId: String?
+    var relevanceScore: Double?
+    var userInfo: JSONValue?
+    var attachments: [Attachment]
+
+    init(_ content: DisplayedContent) {
+        title = content.title
+        subtitle = content.subtitle
+        body = content.body
+        badge = content.badge
+        sound = content.sound
+        threadId = content.threadID
+        category = content.category
+        interruptionLevel = content.interruptionLevel
+        targetContentId = content.targetContentID
+        relevanceScore = content.relevanceScore
+        userInfo = content.userInfoJSON.flatMap(JSONValue.parse)
+        attachments = content.attachments
+    }
+}
+
+/// A page of notifications.
+struct NotificationListDTO: Codable, Sendable {
+    var total: Int
+    var limit: Int
+    var offset: Int
+    var notifications: [NotificationDTO]
+}

@@ -1,0 +1,195 @@
+// APNs Sandbox — `/api/v1/notifications`: the inbox of every accepted push.
+import Foundation
+import HTTP
+import Sandbox
+
+/// Lists, reads, waits for and deletes notification records.
+///
+/// - `GET /api/v1/notifications?device=&topic=&bundleId=&status=&since=&limit=&offset=`
+/// - `GET /api/v1/notifications/{apnsId}?wait=SECONDS`: with `wait`, answers when the record is final
+///   (or at the timeout, with its current state).
+/// - `GET /api/v1/notifications/wait?count=N&timeout=SECONDS&…filters`: answers when N final records
+///   match (408 with the current count at the timeout).
+/// - `DELETE /api/v1/notifications?…filters` (at least one filter, or `all=true`).
+struct NotificationRoutes: Sendable {
+    let notifications: any NotificationRepository
+    let waiters: NotificationWaiters
+
+    static let finalStatuses: [NotificationStatus] = NotificationStatus.allCases.filter(\.isFinal)
+
+    func register(on router: inout Router) {
+        router.get("/api/v1/notifications") { request, _ in
+            APIResponse.run { try list(QueryParameters(request.query)) }
+        }
+        router.on("DELETE", "/api/v1/notifications") { request, _ in
+            APIResponse.run { try delete(QueryParameters(request.query)) }
+        }
+        router.get("/api/v1/notifications/wait") { request, _ in
+            APIResponse.deferring { try waitForCount(QueryParameters(request.query)) }
+        }
+        router.get("/api/v1/notifications/{apnsId}") { request, parameters in
+            APIResponse.deferring { try get(parameters["apnsId"] ?? "", QueryParameters(request.query)) }
+        }
+        router.get("/api/v1/notifications/{apnsId}/attachments/{identifier}") { _, parameters in
+            APIResponse.run { () throws -> HTTPResponse in
+                let apnsID = parameters["apnsId"] ?? ""
+                guard (try? notifications.notification(apnsID: apnsID)) != nil else {
+                    throw APIError(status: 404, code: "not_found", message: "No notification \(apnsID)")
+                }
+                throw APIError(status: 404, code: "not_found", message: "No attachment \(parameters["identifier"] ?? "")")
+            }
+        }
+    }
+
+    func filter(from query: QueryParameters) throws -> NotificationFilter {
+        var filter = NotificationFilter(deviceToken: query["device"], topic: query["topic"], bundleID: query["bundleId"])
+        if let status = query["status"] {
+            guard let parsed = NotificationStatus(rawValue: status) else {
+                throw APIError(status: 400, code: "invalid_parameter", message: "status must be one of \(NotificationStatus.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            filter.status = parsed
+        }
+        if let since = query["since"] {
+            guard let value = Int64(since), value >= 0 else {
+                throw APIError(status: 400, code: "invalid_parameter", message: "since must be milliseconds since the epoch")
+            }
+            filter.since = value
+        }
+        return filter
+    }
+
+    func list(_ query: QueryParameters) throws -> HTTPResponse {
+        let filter = try filter(from: query)
+        let limit = try query.integer("limit", default: 50, in: 1...1000)
+        let offset = try query.integer("offset", default: 0, in: 0...Int(Int32.max))
+        let page = try APIResponse.store { try notifications.notifications(matching: filter, limit: limit, offset: offset) }
+        let total = try APIResponse.store { try notifications.count(matching: filter) }
+        return .json(encoding: NotificationListDTO(total: total, limit: limit, offset: offset, notifications: page.map(NotificationDTO.init)))
+    }
+
+    func delete(_ query: QueryParameters) throws -> HTTPResponse {
+        let filter = try filter(from: query)
+        if filter == NotificationFilter() && query["all"] != "true" {
+            throw APIError(status: 400, code: "filter_required", message: "Give a filter (device, topic, bundleId, status, since) or all=true")
+        }
+        let deleted = try APIResponse.store { try notifications.delete(matching: filter) }
+        return .json(Array("{\"deleted\":\(deleted)}".utf8))
+    }
+
+    func get(_ apnsID: String, _ query: QueryParameters) throws -> HandlerResult {
+        let wait = try query.seconds("wait", in: 0...300) ?? 0
+        let found: NotificationRecord?
+        do {
+            found = try notifications.notification(apnsID: apnsID)
+        } catch {
+            throw APIError(status: 500, code: "store_error", message: "\(error)")
+        }
+        guard let record = found else {
+            throw APIError(status: 404, code: "not_found", message: "No notification \(apnsID)")
+        }
+        if wait <= 0 || record.status.isFinal {
+            return .response(.json(encoding: NotificationDTO(record)))
+        }
+        let repository = notifications
+        let parked = waiters
+        return .deferred { respond in
+            parked.wait(forFinal: apnsID, timeoutSeconds: wait) {
+                respond(Self.currentAnswer(repository, apnsID: apnsID, fallback: record))
+            }
+            // The record may have become final between the read above and parking the waiter.
+            if let now = Self.read(repository, apnsID: apnsID), now.status.isFinal {
+                parked.notify(now)
+            }
+        }
+    }
+
+    static func read(_ repository: any NotificationRepository, apnsID: String) -> NotificationRecord? {
+        do {
+            return try repository.notification(apnsID: apnsID)
+        } catch {
+            return nil
+        }
+    }
+
+    static func currentAnswer(_ repository: any NotificationRepository, apnsID: String, fallback: NotificationRecord) -> HTTPResponse {
+        .json(encoding: NotificationDTO(read(repository, apnsID: apnsID) ?? fallback))
+    }
+
+    func waitForCount(_ query: QueryParameters) throws -> HandlerResult {
+        let filter = try filter(from: query)
+        let count = try query.integer("count", default: 1, in: 1...100_000)
+        let timeout = try query.seconds("timeout", in: 0...300) ?? 10
+        let notifications = self.notifications
+        let finalCount: @Sendable () -> Int = {
+            Self.finalCount(notifications, filter)
+        }
+        if finalCount() >= count || timeout == 0 {
+            return .response(waitAnswer(filter: filter, count: count, satisfied: finalCount() >= count))
+        }
+        let waiters = self.waiters
+        return .deferred { respond in
+            waiters.wait(for: filter, timeoutSeconds: timeout) {
+                respond(waitAnswer(filter: filter, count: count, satisfied: finalCount() >= count))
+            }
+            if finalCount() >= count, let any = try? notifications.notifications(matching: filter, limit: 1, offset: 0).first {
+                waiters.notify(any)
+            }
+        }
+    }
+
+    /// Final records matching `filter` (all final statuses unless the filter names one).
+    static func finalCount(_ notifications: any NotificationRepository, _ filter: NotificationFilter) -> Int {
+        if let status = filter.status {
+            return status.isFinal ? ((try? notifications.count(matching: filter)) ?? 0) : 0
+        }
+        return finalStatuses.reduce(0) { total, status in
+            var specific = filter
+            specific.status = status
+            return total + ((try? notifications.count(matching: specific)) ?? 0)
+        }
+    }
+
+    func waitAnswer(filter: NotificationFilter, count: Int, satisfied: Bool) -> HTTPResponse {
+        let records = (try? notifications.notifications(matching: filter, limit: min(count, 1000), offset: 0)) ?? []
+        let total = Self.finalCount(notifications, filter)
+        let page = NotificationListDTO(total: total, limit: min(count, 1000), offset: 0, notifications: records.map(NotificationDTO.init))
+        return .json(status: satisfied ? 200 : 408, encoding: page)
+    }
+}
+
+/// Turns API errors into the sandbox's JSON problem responses.
+enum APIResponse {
+    static func run(_ body: () throws -> HTTPResponse) -> HandlerResult {
+        do {
+            return .response(try body())
+        } catch {
+            return .response(problem(error))
+        }
+    }
+
+    static func deferring(_ body: () throws -> HandlerResult) -> HandlerResult {
+        do {
+            return try body()
+        } catch {
+            return .response(problem(error))
+        }
+    }
+
+    static func problem(_ error: any Error) -> HTTPResponse {
+        if let error = error as? APIError {
+            return .jsonError(status: error.status, code: error.code, message: error.message)
+        }
+        return .jsonError(status: 500, code: "internal", message: "\(error)")
+    }
+
+    /// Runs a store call, turning its failure into a 500 problem.
+    static func store<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw APIError(status: 500, code: "store_error", message: "\(error)")
+        }
+    }
+}

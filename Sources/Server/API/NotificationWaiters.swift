@@ -1,0 +1,79 @@
+// APNs Sandbox — long-polls: answering when a notification (or N of them) reaches a final state.
+import Dispatch
+import Sandbox
+import Synchronization
+
+/// Parked requests waiting for notifications to reach a final status.
+///
+/// The delivery engine reports every change (`notify`); with nobody waiting that costs one atomic
+/// load. A waiter fires exactly once: when its condition holds or at its timeout, whichever comes
+/// first (the one that removes it from the table answers).
+final class NotificationWaiters: Sendable {
+    private struct Waiter {
+        /// Waits for this record to be final…
+        var apnsID: String?
+        /// …or for `count` final records matching `filter`.
+        var filter: NotificationFilter?
+        var fire: @Sendable () -> Void
+    }
+
+    private let waiters = Mutex<[UInt64: Waiter]>([:])
+    private let active = Atomic<Int>(0)
+    private let nextID = Atomic<UInt64>(1)
+    /// Decides whether a filter waiter is satisfied (queries the store).
+    private let isSatisfied: @Sendable (NotificationFilter) -> Bool
+
+    init(isSatisfied: @escaping @Sendable (NotificationFilter) -> Bool) {
+        self.isSatisfied = isSatisfied
+    }
+
+    /// Parks `fire` until the record `apnsID` is final, or `timeoutSeconds` pass.
+    func wait(forFinal apnsID: String, timeoutSeconds: Double, fire: @escaping @Sendable () -> Void) {
+        park(Waiter(apnsID: apnsID, filter: nil, fire: fire), timeoutSeconds: timeoutSeconds)
+    }
+
+    /// Parks `fire` until `isSatisfied(filter)` holds, or `timeoutSeconds` pass.
+    func wait(for filter: NotificationFilter, timeoutSeconds: Double, fire: @escaping @Sendable () -> Void) {
+        park(Waiter(apnsID: nil, filter: filter, fire: fire), timeoutSeconds: timeoutSeconds)
+    }
+
+    private func park(_ waiter: Waiter, timeoutSeconds: Double) {
+        let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
+        waiters.withLock { $0[id] = waiter }
+        active.wrappingAdd(1, ordering: .relaxed)
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeoutSeconds) { [self] in
+            take(id)?.fire()
+        }
+    }
+
+    private func take(_ id: UInt64) -> Waiter? {
+        let waiter = waiters.withLock { $0.removeValue(forKey: id) }
+        if waiter != nil { active.wrappingSubtract(1, ordering: .relaxed) }
+        return waiter
+    }
+
+    /// Called for every change of every record.
+    func notify(_ record: NotificationRecord) {
+        guard active.load(ordering: .relaxed) > 0, record.status.isFinal else { return }
+        let candidates = waiters.withLock { waiters in
+            waiters.filter { _, waiter in
+                if let apnsID = waiter.apnsID { return apnsID == record.apnsID }
+                if let filter = waiter.filter { return Self.matches(filter, record) }
+                return false
+            }
+        }
+        for (id, waiter) in candidates {
+            if let filter = waiter.filter, !isSatisfied(filter) { continue }
+            take(id)?.fire()
+        }
+    }
+
+    static func matches(_ filter: NotificationFilter, _ record: NotificationRecord) -> Bool {
+        if let token = filter.deviceToken, token != record.deviceToken { return false }
+        if let topic = filter.topic, topic != record.topic { return false }
+        if let bundle = filter.bundleID, bundle != record.bundleID { return false }
+        if let status = filter.status, status != record.status { return false }
+        if let since = filter.since, record.receivedAt < since { return false }
+        return true
+    }
+}

@@ -1,0 +1,49 @@
+// APNs Sandbox — reading `?a=1&b=2` query strings.
+import Foundation
+import HTTP
+
+/// Decoded query parameters (last value wins), with typed accessors that report bad input.
+struct QueryParameters {
+    private var values: [String: String] = [:]
+
+    init(_ query: Substring?) {
+        guard let query else { return }
+        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = Self.decode(parts[0])
+            let value = parts.count > 1 ? Self.decode(parts[1]) : ""
+            values[name] = value
+        }
+    }
+
+    subscript(name: String) -> String? { values[name].flatMap { $0.isEmpty ? nil : $0 } }
+
+    /// An integer in `range`, the default when absent, or an APIError naming the parameter.
+    func integer(_ name: String, default defaultValue: Int, in range: ClosedRange<Int>) throws -> Int {
+        guard let text = self[name] else { return defaultValue }
+        guard let value = Int(text), range.contains(value) else {
+            throw APIError(status: 400, code: "invalid_parameter", message: "\(name) must be an integer in \(range.lowerBound)…\(range.upperBound)")
+        }
+        return value
+    }
+
+    /// A number of seconds in `range` (fractions allowed), nil when absent.
+    func seconds(_ name: String, in range: ClosedRange<Double>) throws -> Double? {
+        guard let text = self[name] else { return nil }
+        guard let value = Double(text), range.contains(value) else {
+            throw APIError(status: 400, code: "invalid_parameter", message: "\(name) must be a number of seconds in \(range.lowerBound)…\(range.upperBound)")
+        }
+        return value
+    }
+
+    private static func decode(_ part: Substring) -> String {
+        String(part).replacingOccurrences(of: "+", with: " ").removingPercentEncodingOrSelf
+    }
+}
+
+/// An API error with the sandbox's JSON shape `{"error":{"code","message"}}`.
+struct APIError: Error {
+    var status: Int
+    var code: String
+    var message: String
+}

@@ -1,0 +1,42 @@
+// APNs Sandbox — configuration of durable storage and of delivery to simulated devices.
+
+/// Where and how records are kept.
+public struct StorageSettings: Codable, Sendable, Equatable {
+    /// The SQLite file, relative to the data directory.
+    public var file = "sandbox.sqlite"
+    /// `full` (a committed push survives power loss) or `normal` (survives a crash of the process).
+    public var synchronous = "full"
+    /// Keep at most this many notification records (the oldest final ones are pruned).
+    public var maxRecords = 1_000_000
+    /// Prune final records older than this.
+    public var maxAgeDays = 30.0
+
+    public init() {}
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = StorageSettings()
+        file = try c.decodeIfPresent(String.self, forKey: .file) ?? d.file
+        synchronous = try c.decodeIfPresent(String.self, forKey: .synchronous) ?? d.synchronous
+        maxRecords = try c.decodeIfPresent(Int.self, forKey: .maxRecords) ?? d.maxRecords
+        maxAgeDays = try c.decodeIfPresent(Double.self, forKey: .maxAgeDays) ?? d.maxAgeDays
+    }
+}
+
+/// How simulated devices receive pushes.
+public struct DeliverySettings: Codable, Sendable, Equatable {
+    /// Priority 5 and 1 pushes are delivered after this delay (batched); 0 = at once.
+    public var lowPriorityDelayMilliseconds: Int64 = 0
+    /// Background (silent) pushes beyond this many per app per hour are held (Apple: 2–3); 0 = no throttle.
+    public var backgroundPushesPerHour = 3
+
+    public init() {}
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = DeliverySettings()
+        lowPriorityDelayMilliseconds =
+            try c.decodeIfPresent(Int64.self, forKey: .lowPriorityDelayMilliseconds) ?? d.lowPriorityDelayMilliseconds
+        backgroundPushesPerHour = try c.decodeIfPresent(Int.self, forKey: .backgroundPushesPerHour) ?? d.backgroundPushesPerHour
+    }
+}
