@@ -1,0 +1,332 @@
+// APNs Sandbox — the OpenAPI 3.1 description of the REST API, served at /api/v1/openapi.json.
+import HTTP
+
+/// The API's OpenAPI document. Kept next to the routes it describes; the schemathesis run in the
+/// tests checks that the server answers as documented.
+enum OpenAPIDocument {
+    static func register(on router: inout Router) {
+        let body = Array(json.utf8)
+        router.get("/api/v1/openapi.json") { _, _ in .response(.json(body)) }
+    }
+
+    static let json = #"""
+    {
+      "openapi": "3.1.0",
+      "info": {
+        "title": "APNs Sandbox API",
+        "version": "1.0.0",
+        "description": "Drive and inspect the simulated devices behind APNs Sandbox. Errors are {\"error\":{\"code\",\"message\"}}."
+      },
+      "paths": {
+        "/healthz": {
+          "get": { "operationId": "health", "responses": { "200": { "description": "Alive", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Status" } } } } } }
+        },
+        "/readyz": {
+          "get": { "operationId": "ready", "responses": {
+            "200": { "description": "Serving", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Status" } } } },
+            "503": { "description": "Draining", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Status" } } } } } }
+        },
+        "/api/v1/devices": {
+          "get": {
+            "operationId": "listDevices",
+            "parameters": [ { "$ref": "#/components/parameters/Limit" }, { "$ref": "#/components/parameters/Offset" } ],
+            "responses": {
+              "200": { "description": "Devices", "content": { "application/json": { "schema": { "type": "object", "required": ["devices"], "properties": { "devices": { "type": "array", "items": { "$ref": "#/components/schemas/Device" } } } } } } },
+              "400": { "$ref": "#/components/responses/Problem" }
+            }
+          },
+          "post": {
+            "operationId": "createDevice",
+            "requestBody": { "required": false, "content": { "application/json": { "schema": { "$ref": "#/components/schemas/CreateDevice" } } } },
+            "responses": {
+              "201": { "description": "Created", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Device" } } } },
+              "400": { "$ref": "#/components/responses/Problem" },
+              "409": { "$ref": "#/components/responses/Problem" },
+              "422": { "$ref": "#/components/responses/Problem" }
+            }
+          }
+        },
+        "/api/v1/devices/{token}": {
+          "parameters": [ { "$ref": "#/components/parameters/DeviceToken" } ],
+          "get": { "operationId": "getDevice", "responses": {
+            "200": { "description": "The device", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Device" } } } },
+            "404": { "$ref": "#/components/responses/Problem" } } },
+          "patch": {
+            "operationId": "updateDevice",
+            "requestBody": { "required": true, "content": { "application/json": { "schema": { "$ref": "#/components/schemas/UpdateDevice" } } } },
+            "responses": {
+              "200": { "description": "The updated device (with its new token after rotateToken)", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Device" } } } },
+              "400": { "$ref": "#/components/responses/Problem" },
+              "404": { "$ref": "#/components/responses/Problem" },
+              "422": { "$ref": "#/components/responses/Problem" }
+            }
+          },
+          "delete": { "operationId": "deleteDevice", "responses": {
+            "204": { "description": "Deleted" },
+            "404": { "$ref": "#/components/responses/Problem" } } }
+        },
+        "/api/v1/devices/{token}/notification-center": {
+          "parameters": [ { "$ref": "#/components/parameters/DeviceToken" } ],
+          "get": { "operationId": "getNotificationCenter", "responses": {
+            "200": { "description": "What the user sees: displayed notifications after collapse, badges per app", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/NotificationCenter" } } } },
+            "404": { "$ref": "#/components/responses/Problem" } } }
+        },
+        "/api/v1/apps": {
+          "get": { "operationId": "listApps", "responses": {
+            "200": { "description": "Apps", "content": { "application/json": { "schema": { "type": "object", "required": ["apps"], "properties": { "apps": { "type": "array", "items": { "$ref": "#/components/schemas/App" } } } } } } } } },
+          "post": {
+            "operationId": "createApp",
+            "requestBody": { "required": true, "content": { "application/json": { "schema": { "$ref": "#/components/schemas/AppRequest" } } } },
+            "responses": {
+              "201": { "description": "Created", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/App" } } } },
+              "400": { "$ref": "#/components/responses/Problem" },
+              "409": { "$ref": "#/components/responses/Problem" },
+              "422": { "$ref": "#/components/responses/Problem" }
+            }
+          }
+        },
+        "/api/v1/apps/{bundleId}": {
+          "parameters": [ { "$ref": "#/components/parameters/BundleID" } ],
+          "get": { "operationId": "getApp", "responses": {
+            "200": { "description": "The app", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/App" } } } },
+            "404": { "$ref": "#/components/responses/Problem" } } },
+          "patch": {
+            "operationId": "updateApp",
+            "requestBody": { "required": true, "content": { "application/json": { "schema": { "$ref": "#/components/schemas/AppRequest" } } } },
+            "responses": {
+              "200": { "description": "The updated app", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/App" } } } },
+              "400": { "$ref": "#/components/responses/Problem" },
+              "404": { "$ref": "#/components/responses/Problem" },
+              "422": { "$ref": "#/components/responses/Problem" }
+            }
+          }
+        },
+        "/api/v1/apps/{bundleId}/client-certificates": {
+          "parameters": [ { "$ref": "#/components/parameters/BundleID" } ],
+          "post": {
+            "operationId": "issueClientCertificate",
+            "requestBody": { "required": false, "content": { "application/json": { "schema": { "type": "object", "properties": {
+              "topics": { "type": "array", "items": { "type": "string" } },
+              "environment": { "type": "string", "enum": ["development", "production", "both"] },
+              "validityDays": { "type": "integer" } } } } } },
+            "responses": {
+              "201": { "description": "A client certificate signed by the sandbox CA", "content": { "application/json": { "schema": { "type": "object",
+                "required": ["bundleId", "topics", "environment", "certificatePem", "privateKeyPem"],
+                "properties": { "bundleId": { "type": "string" }, "topics": { "type": "array", "items": { "type": "string" } }, "environment": { "type": "string" }, "certificatePem": { "type": "string" }, "privateKeyPem": { "type": "string" } } } } } },
+              "400": { "$ref": "#/components/responses/Problem" },
+              "422": { "$ref": "#/components/responses/Problem" }
+            }
+          }
+        },
+        "/api/v1/notifications": {
+          "get": {
+            "operationId": "listNotifications",
+            "parameters": [
+              { "$ref": "#/components/parameters/DeviceFilter" }, { "$ref": "#/components/parameters/TopicFilter" },
+              { "$ref": "#/components/parameters/BundleFilter" }, { "$ref": "#/components/parameters/StatusFilter" },
+              { "$ref": "#/components/parameters/SinceFilter" }, { "$ref": "#/components/parameters/Limit" }, { "$ref": "#/components/parameters/Offset" }
+            ],
+            "responses": {
+              "200": { "description": "Newest first", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/NotificationList" } } } },
+              "400": { "$ref": "#/components/responses/Problem" }
+            }
+          },
+          "delete": {
+            "operationId": "deleteNotifications",
+            "parameters": [
+              { "$ref": "#/components/parameters/DeviceFilter" }, { "$ref": "#/components/parameters/TopicFilter" },
+              { "$ref": "#/components/parameters/BundleFilter" }, { "$ref": "#/components/parameters/StatusFilter" },
+              { "$ref": "#/components/parameters/SinceFilter" },
+              { "name": "all", "in": "query", "schema": { "type": "string", "enum": ["true"] }, "description": "Delete everything (required when no filter is given)" }
+            ],
+            "responses": {
+              "200": { "description": "Deleted", "content": { "application/json": { "schema": { "type": "object", "required": ["deleted"], "properties": { "deleted": { "type": "integer" } } } } } },
+              "400": { "$ref": "#/components/responses/Problem" }
+            }
+          }
+        },
+        "/api/v1/notifications/wait": {
+          "get": {
+            "operationId": "waitForNotifications",
+            "description": "Answers when `count` notifications matching the filters are final (200), or at `timeout` seconds (408) with what there is.",
+            "parameters": [
+              { "$ref": "#/components/parameters/DeviceFilter" }, { "$ref": "#/components/parameters/TopicFilter" },
+              { "$ref": "#/components/parameters/BundleFilter" }, { "$ref": "#/components/parameters/StatusFilter" },
+              { "$ref": "#/components/parameters/SinceFilter" },
+              { "name": "count", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": 100000 } },
+              { "name": "timeout", "in": "query", "schema": { "type": "number", "minimum": 0, "maximum": 300 } }
+            ],
+            "responses": {
+              "200": { "description": "Enough final notifications", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/NotificationList" } } } },
+              "400": { "$ref": "#/components/responses/Problem" },
+              "408": { "description": "Timed out", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/NotificationList" } } } }
+            }
+          }
+        },
+        "/api/v1/notifications/{apnsId}": {
+          "parameters": [ { "name": "apnsId", "in": "path", "required": true, "schema": { "type": "string" } } ],
+          "get": {
+            "operationId": "getNotification",
+            "parameters": [ { "name": "wait", "in": "query", "description": "Seconds to wait for a final status", "schema": { "type": "number", "minimum": 0, "maximum": 300 } } ],
+            "responses": {
+              "200": { "description": "The record", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Notification" } } } },
+              "400": { "$ref": "#/components/responses/Problem" },
+              "404": { "$ref": "#/components/responses/Problem" }
+            }
+          }
+        },
+        "/api/v1/notifications/{apnsId}/attachments/{identifier}": {
+          "parameters": [
+            { "name": "apnsId", "in": "path", "required": true, "schema": { "type": "string" } },
+            { "name": "identifier", "in": "path", "required": true, "schema": { "type": "string" } }
+          ],
+          "get": { "operationId": "getAttachment", "responses": {
+            "200": { "description": "The attached file", "content": { "application/octet-stream": { "schema": { "type": "string", "format": "binary" } } } },
+            "404": { "$ref": "#/components/responses/Problem" } } }
+        },
+        "/api/v1/pushes": {
+          "get": {
+            "operationId": "listPushes",
+            "description": "Every push the provider endpoint received (accepted or rejected), newest first, from memory.",
+            "parameters": [ { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": 10000 } } ],
+            "responses": {
+              "200": { "description": "Push log", "content": { "application/json": { "schema": { "type": "object", "required": ["accepted", "rejected", "pushes"], "properties": {
+                "accepted": { "type": "integer" }, "rejected": { "type": "integer" }, "pushes": { "type": "array", "items": { "type": "object" } } } } } } },
+              "400": { "$ref": "#/components/responses/Problem" }
+            }
+          }
+        }
+      },
+      "components": {
+        "parameters": {
+          "Limit": { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": 1000 } },
+          "Offset": { "name": "offset", "in": "query", "schema": { "type": "integer", "minimum": 0, "maximum": 2147483647 } },
+          "DeviceToken": { "name": "token", "in": "path", "required": true, "schema": { "type": "string" } },
+          "BundleID": { "name": "bundleId", "in": "path", "required": true, "schema": { "type": "string" } },
+          "DeviceFilter": { "name": "device", "in": "query", "schema": { "type": "string" } },
+          "TopicFilter": { "name": "topic", "in": "query", "schema": { "type": "string" } },
+          "BundleFilter": { "name": "bundleId", "in": "query", "schema": { "type": "string" } },
+          "StatusFilter": { "name": "status", "in": "query", "schema": { "$ref": "#/components/schemas/NotificationStatus" } },
+          "SinceFilter": { "name": "since", "in": "query", "description": "Milliseconds since the epoch", "schema": { "type": "integer", "minimum": 0 } }
+        },
+        "responses": {
+          "Problem": { "description": "Error", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Problem" } } } }
+        },
+        "schemas": {
+          "Problem": { "type": "object", "required": ["error"], "properties": { "error": { "type": "object", "required": ["code", "message"], "properties": { "code": { "type": "string" }, "message": { "type": "string" } } } } },
+          "Status": { "type": "object", "required": ["status"], "properties": { "status": { "type": "string" } } },
+          "NotificationStatus": { "type": "string", "enum": ["accepted", "stored", "delivering", "extension-running", "displayed", "delivered-silent", "expired", "discarded"] },
+          "Device": {
+            "type": "object",
+            "required": ["token", "environment", "locale", "online", "apps", "keychain", "createdAt", "autoRegistered"],
+            "properties": {
+              "token": { "type": "string" },
+              "environment": { "type": "string", "enum": ["development", "production"] },
+              "locale": { "type": "string" },
+              "online": { "type": "boolean" },
+              "apps": { "type": "array", "items": { "type": "object", "required": ["bundleId", "installedAt"], "properties": {
+                "bundleId": { "type": "string" }, "installedAt": { "type": "integer" }, "uninstalledAt": { "type": "integer" }, "badge": { "type": "integer" } } } },
+              "keychain": { "type": "array", "items": { "type": "string" }, "description": "Bundle IDs with a key in the device keychain" },
+              "createdAt": { "type": "integer" },
+              "autoRegistered": { "type": "boolean" }
+            }
+          },
+          "CreateDevice": {
+            "type": "object",
+            "properties": {
+              "token": { "type": "string", "description": "Hex; generated when absent" },
+              "environment": { "type": "string", "enum": ["development", "production"] },
+              "locale": { "type": "string" },
+              "online": { "type": "boolean" },
+              "apps": { "type": "array", "items": { "type": "string" } },
+              "keys": { "type": "object", "additionalProperties": { "type": "string" }, "description": "bundleId → base64 AES key" }
+            }
+          },
+          "UpdateDevice": {
+            "type": "object",
+            "properties": {
+              "online": { "type": "boolean" },
+              "locale": { "type": "string" },
+              "installApps": { "type": "array", "items": { "type": "string" } },
+              "uninstallApps": { "type": "array", "items": { "type": "string" } },
+              "keys": { "type": "object", "additionalProperties": { "type": "string" } },
+              "rotateToken": { "type": "boolean" }
+            }
+          },
+          "App": {
+            "type": "object",
+            "required": ["bundleId", "teamId", "strings"],
+            "properties": {
+              "bundleId": { "type": "string" },
+              "teamId": { "type": "string" },
+              "strings": { "type": "object", "additionalProperties": { "type": "object", "additionalProperties": { "type": "string" } } },
+              "serviceExtension": {}
+            }
+          },
+          "AppRequest": {
+            "type": "object",
+            "properties": {
+              "bundleId": { "type": "string" },
+              "teamId": { "type": "string" },
+              "strings": { "type": "object", "additionalProperties": { "type": "object", "additionalProperties": { "type": "string" } } },
+              "serviceExtension": {}
+            }
+          },
+          "DisplayedContent": {
+            "type": "object",
+            "required": ["attachments"],
+            "properties": {
+              "title": { "type": "string" }, "subtitle": { "type": "string" }, "body": { "type": "string" },
+              "badge": { "type": "integer" }, "sound": { "type": "string" }, "threadId": { "type": "string" },
+              "category": { "type": "string" }, "interruptionLevel": { "type": "string" }, "targetContentId": { "type": "string" },
+              "relevanceScore": { "type": "number" }, "userInfo": {},
+              "attachments": { "type": "array", "items": { "type": "object", "required": ["identifier", "type", "size", "path"], "properties": {
+                "identifier": { "type": "string" }, "type": { "type": "string" }, "size": { "type": "integer" }, "path": { "type": "string" } } } }
+            }
+          },
+          "TimelineEntry": {
+            "type": "object",
+            "required": ["step", "at", "monotonic"],
+            "properties": { "step": { "type": "string" }, "at": { "type": "integer" }, "monotonic": { "type": "integer" }, "detail": { "type": "string" } }
+          },
+          "Notification": {
+            "type": "object",
+            "required": ["apnsId", "deviceToken", "bundleId", "topic", "priority", "environment", "headers", "authentication", "connectionId", "receivedAt", "status", "final", "timeline"],
+            "properties": {
+              "apnsId": { "type": "string" }, "uniqueId": { "type": "string" }, "deviceToken": { "type": "string" },
+              "bundleId": { "type": "string" }, "topic": { "type": "string" }, "pushType": { "type": "string" },
+              "priority": { "type": "integer" }, "expiration": { "type": "integer" }, "collapseId": { "type": "string" },
+              "environment": { "type": "string", "enum": ["development", "production"] },
+              "headers": { "type": "array", "items": { "type": "object", "required": ["name", "value"], "properties": { "name": { "type": "string" }, "value": { "type": "string" } } } },
+              "payload": {},
+              "authentication": { "type": "string" },
+              "jwt": { "type": "object", "properties": { "teamId": { "type": "string" }, "keyId": { "type": "string" }, "issuedAt": { "type": "integer" } } },
+              "connectionId": { "type": "integer" }, "receivedAt": { "type": "integer" },
+              "status": { "$ref": "#/components/schemas/NotificationStatus" },
+              "final": { "type": "boolean" },
+              "outcome": { "type": "string", "enum": ["processed", "best-attempt", "original-timeout", "original-error", "original-crash", "original-no-alert", "direct"] },
+              "displayed": { "$ref": "#/components/schemas/DisplayedContent" },
+              "timeline": { "type": "array", "items": { "$ref": "#/components/schemas/TimelineEntry" } }
+            }
+          },
+          "NotificationList": {
+            "type": "object",
+            "required": ["total", "limit", "offset", "notifications"],
+            "properties": { "total": { "type": "integer" }, "limit": { "type": "integer" }, "offset": { "type": "integer" },
+              "notifications": { "type": "array", "items": { "$ref": "#/components/schemas/Notification" } } }
+          },
+          "NotificationCenter": {
+            "type": "object",
+            "required": ["notifications", "badges"],
+            "properties": {
+              "notifications": { "type": "array", "items": { "type": "object", "required": ["apnsId", "bundleId", "identifier", "displayedAt", "content"], "properties": {
+                "apnsId": { "type": "string" }, "bundleId": { "type": "string" }, "identifier": { "type": "string" },
+                "displayedAt": { "type": "integer" }, "content": { "$ref": "#/components/schemas/DisplayedContent" } } } },
+              "badges": { "type": "object", "additionalProperties": { "type": "integer" } }
+            }
+          }
+        }
+      }
+    }
+    """#
+}
