@@ -182,3 +182,25 @@ struct NotificationListDTO: Codable, Sendable {
     var offset: Int
     var notifications: [NotificationDTO]
 }
+
+/// What the user sees on a device: displayed notifications (newest first, after collapse) and badges.
+struct NotificationCenterDTO: Codable, Sendable {
+    struct Item: Codable, Sendable {
+        var apnsId: String
+        var bundleId: String
+        var identifier: String
+        var displayedAt: Int64
+        var content: DisplayedContentDTO
+    }
+
+    var notifications: [Item]
+    var badges: [String: Int]
+
+    init(_ view: NotificationCenterView) {
+        notifications = view.notifications.map {
+            Item(apnsId: $0.apnsID, bundleId: $0.bundleID, identifier: $0.identifier, displayedAt: $0.displayedAt,
+                 content: DisplayedContentDTO($0.content))
+        }
+        badges = view.badges
+    }
+}

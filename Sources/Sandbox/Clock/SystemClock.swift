@@ -1,0 +1,100 @@
+// APNs Sandbox — real time, with every timer on one dispatch queue.
+import Dispatch
+import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The real clock: wall time from `Date`, monotonic time from `DispatchTime` (CLOCK_MONOTONIC), and
+/// timers driven by a single one-shot `DispatchSourceTimer` on one serial queue (no thread per timer).
+///
+/// Deadlines are kept in monotonic time, so wall-clock jumps neither fire nor delay timers. Tasks run
+/// one at a time on the clock's queue: a task that blocks delays the others, so long work should hop to
+/// another queue.
+public final class SystemClock: SandboxClock {
+    /// The dispatch timer and the queue it fires on.
+    ///
+    /// `@unchecked Sendable`: `DispatchSource` methods (`schedule`, `cancel`, `setEventHandler`) are
+    /// documented thread-safe, but the Linux overlay does not mark the protocol `Sendable`.
+    private struct Timer: @unchecked Sendable {
+        let queue: DispatchQueue
+        let source: any DispatchSourceTimer
+
+        /// Arms the one-shot timer for a monotonic deadline in nanoseconds.
+        func arm(at deadline: Int64) {
+            let when = DispatchTime(uptimeNanoseconds: UInt64(max(1, deadline)))
+            source.schedule(deadline: when, leeway: .milliseconds(1))
+        }
+    }
+
+    private struct State {
+        var timers = TimerQueue()
+        /// The deadline (monotonic ns) the dispatch timer is armed for; nil when idle.
+        var armedFor: Int64?
+    }
+
+    private let timer: Timer
+    /// A class so that cancellation handles can hold on to the timers.
+    private final class Storage: Sendable {
+        let state = Mutex(State())
+    }
+
+    private let storage = Storage()
+
+    /// A clock whose tasks run on a serial queue with this label.
+    public init(label: String = "apns-sandbox.clock") {
+        let queue = DispatchQueue(label: label)
+        timer = Timer(queue: queue, source: DispatchSource.makeTimerSource(queue: queue))
+        timer.source.setEventHandler { [weak self] in self?.fire() }
+        timer.source.schedule(deadline: .distantFuture)
+        timer.source.activate()
+    }
+
+    deinit {
+        timer.source.cancel()
+    }
+
+    public var nowMilliseconds: Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+    }
+
+    public var monotonicNanoseconds: UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    /// Pending tasks (scheduled, neither run nor cancelled).
+    public var pendingTaskCount: Int { storage.state.withLock { $0.timers.count } }
+
+    @discardableResult
+    public func schedule(afterMilliseconds: Int64, _ task: @escaping @Sendable () -> Void) -> ScheduledTask {
+        let delay = max(0, min(afterMilliseconds, Int64.max / 4_000_000))
+        let deadline = Self.monotonicNow + delay * 1_000_000
+        let id = storage.state.withLock { [timer] state in
+            let id = state.timers.insert(deadline: deadline, task)
+            if state.armedFor.map({ deadline < $0 }) ?? true {
+                state.armedFor = deadline
+                timer.arm(at: deadline)
+            }
+            return id
+        }
+        return ScheduledTask { [storage] in storage.state.withLock { $0.timers.remove(id) } }
+    }
+
+    private static var monotonicNow: Int64 { Int64(clamping: DispatchTime.now().uptimeNanoseconds) }
+
+    /// On the clock's queue: runs every due task, then arms the timer for the next deadline.
+    private func fire() {
+        while true {
+            let now = Self.monotonicNow
+            let task = storage.state.withLock { [timer] state -> (@Sendable () -> Void)? in
+                if let (_, task) = state.timers.popDue(notAfter: now) { return task }
+                state.armedFor = state.timers.earliestDeadline()
+                if let next = state.armedFor { timer.arm(at: next) }
+                return nil
+            }
+            guard let task else { return }
+            task()
+        }
+    }
+}

@@ -1,0 +1,322 @@
+// APNs Sandbox — the shell around every device's delivery state machine: locks, saves, timers, callbacks.
+import Dispatch
+import Synchronization
+
+/// Delivers accepted pushes to simulated devices (architecture.md, "Notification lifecycle").
+///
+/// ### Overview
+/// Each device has a ``DeviceQueue`` state machine. The engine feeds it events (a push accepted, a save
+/// committed, the device going online, a timer) and carries out the actions it returns: saving records
+/// through the ``NotificationRepository``, building displayed content, running the service extension.
+/// Observers learn about every committed change through `onChange`, in order per device.
+///
+/// ### Threading
+/// Safe from any thread. Each device's machine sits behind its own `Mutex`, held only while the machine
+/// steps (pure computation and timer bookkeeping); repositories, callbacks and the extension are always
+/// called with no lock held. Device record writes (``setOnline(_:token:)``, ``uninstall(bundleID:token:)``)
+/// are serialised per device by a second lock. Save completions and timers are handed to a dispatch
+/// queue (unless ``Configuration/runsCallbacksInline``) because they may arrive on the store's own
+/// thread, where a synchronous repository read would wait for itself.
+///
+/// ### Durability
+/// A push is acknowledged (`accept`'s completion) only after its `accepted` record committed, and only
+/// then delivered. Every transition is saved; after a restart ``recover()`` resumes every record whose
+/// status is not final, so every accepted push reaches a final status.
+public final class DeliveryEngine: Sendable {
+    public struct Configuration: Sendable {
+        /// Priority 5 and 1 pushes to an online device are delivered in batches: the first one opens a batch
+        /// that is delivered this long after (0 = at once, like priority 10).
+        public var lowPriorityDelayMilliseconds: Int64 = 0
+        /// Background pushes delivered per app per device in any sliding hour; more are held (0 = no limit).
+        public var backgroundPushesPerHour: Int = 3
+        /// How long APNs stores a push for an offline device, from receipt (capped by `apns-expiration`).
+        public var maxStorageMilliseconds: Int64 = 30 * 24 * 3_600_000
+        /// How long after a failed save it is tried again.
+        public var saveRetryMilliseconds: Int64 = 1000
+        /// How long the engine waits for the ``ServiceExtensionRunner`` before showing the original content
+        /// (`original-timeout`); longer than any extension budget plus grace.
+        public var extensionWatchdogMilliseconds: Int64 = 120_000
+        /// Runs save completions and timer callbacks on the thread that delivers them instead of a dispatch
+        /// queue. Only for tests whose repositories complete synchronously and whose clock is a `ManualClock`.
+        public var runsCallbacksInline = false
+
+        public init() {}
+    }
+
+    public let configuration: Configuration
+    private let clock: any SandboxClock
+    private let notifications: any NotificationRepository
+    private let devices: any DeviceRepository
+    private let extensionRunner: (any ServiceExtensionRunner)?
+    private let onChange: @Sendable (NotificationRecord) -> Void
+    private let shards: [SlotShard] = (0..<16).map { _ in SlotShard() }
+    private let sequence = Atomic<UInt64>(0)
+
+    /// - Parameters:
+    ///   - configuration: Delivery rules.
+    ///   - clock: Time and timers.
+    ///   - notifications: Where records are saved.
+    ///   - devices: Devices (online state, locale, installed apps) and apps (strings, extension).
+    ///   - serviceExtensionRunner: Runs extensions; nil shows every alert directly (outcome `direct`).
+    ///   - onChange: Called after each committed change of a record, in order per device, with no lock held.
+    public init(
+        configuration: Configuration = Configuration(), clock: any SandboxClock,
+        notifications: any NotificationRepository, devices: any DeviceRepository,
+        serviceExtensionRunner: (any ServiceExtensionRunner)? = nil,
+        onChange: @escaping @Sendable (NotificationRecord) -> Void = { _ in }
+    ) {
+        self.configuration = configuration
+        self.clock = clock
+        self.notifications = notifications
+        self.devices = devices
+        self.extensionRunner = serviceExtensionRunner
+        self.onChange = onChange
+    }
+
+    // MARK: - Public API
+
+    /// A push the provider endpoint accepted: status `accepted` plus a timeline entry, saved durably;
+    /// `completion` runs after the commit (the provider answers 200 only then) or with the save's error
+    /// (the push is then dropped). Delivery then proceeds on its own.
+    public func accept(
+        _ record: NotificationRecord, completion: @escaping @Sendable (Result<Void, any Error>) -> Void
+    ) {
+        let slot = slot(for: record.deviceToken)
+        let traits = PushTraits(record: record, maxStorageMilliseconds: configuration.maxStorageMilliseconds)
+        let number = nextSequence()
+        let actions = step(slot) { queue, now in
+            queue.accept(record, traits: traits, sequence: number, completion: completion, at: now)
+        }
+        perform(actions, on: slot)
+    }
+
+    /// Sets the device online or offline and saves the device record; coming online delivers what was stored.
+    ///
+    /// A device the repository does not know changes only in memory.
+    /// - Throws: The device repository's error; the in-memory state is then unchanged.
+    public func setOnline(_ online: Bool, token: String) throws {
+        let slot = slot(for: token)
+        let actions = try slot.deviceWrites.withLock { _ in
+            var device = try devices.device(token: token)
+            if var updated = device, updated.isOnline != online {
+                updated.isOnline = online
+                try devices.saveDevice(updated)
+                device = updated
+            }
+            return step(slot) { queue, now in queue.setOnline(online, device: device, at: now) }
+        }
+        perform(actions, on: slot)
+    }
+
+    /// Removes the app from the device: marks it uninstalled in the device record (if not already) and
+    /// discards its stored, held and batched pushes.
+    /// - Throws: The device repository's error; nothing is discarded then.
+    public func uninstall(bundleID: String, token: String) throws {
+        let slot = slot(for: token)
+        let actions = try slot.deviceWrites.withLock { _ in
+            if var device = try devices.device(token: token),
+                let index = device.apps.firstIndex(where: { $0.bundleID == bundleID }),
+                device.apps[index].uninstalledAt == nil
+            {
+                device.apps[index].uninstalledAt = clock.nowMilliseconds
+                try devices.saveDevice(device)
+            }
+            return step(slot) { queue, now in queue.uninstall(bundleID: bundleID, at: now) }
+        }
+        perform(actions, on: slot)
+    }
+
+    /// What the device's user sees now, from the committed records (see ``NotificationCenterView``).
+    public func notificationCenter(token: String) throws -> NotificationCenterView {
+        let device = try devices.device(token: token)
+        let records = try notifications.notifications(
+            matching: NotificationFilter(deviceToken: token), limit: Int.max, offset: 0)
+        return NotificationCenterView(records: records, device: device)
+    }
+
+    /// After a restart: every record whose status is not final resumes. Stored ones are re-queued with
+    /// their deadline; accepted, delivering and extension-running ones are delivered again.
+    /// Call once, before the provider endpoint accepts pushes.
+    public func recover() throws {
+        let records = try notifications.unfinished()
+        var order: [String] = []
+        var byDevice: [String: [(sequence: UInt64, record: NotificationRecord, traits: PushTraits)]] = [:]
+        for record in records {
+            if byDevice[record.deviceToken] == nil { order.append(record.deviceToken) }
+            let traits = PushTraits(record: record, maxStorageMilliseconds: configuration.maxStorageMilliseconds)
+            byDevice[record.deviceToken, default: []].append((nextSequence(), record, traits))
+        }
+        for token in order {
+            let slot = slot(for: token)
+            let device = try? devices.device(token: token)
+            let resumed = byDevice[token] ?? []
+            let actions = step(slot) { queue, now in queue.recover(resumed, device: device, at: now) }
+            perform(actions, on: slot)
+        }
+    }
+
+    // MARK: - Device slots
+
+    private func nextSequence() -> UInt64 {
+        sequence.add(1, ordering: .relaxed).newValue
+    }
+
+    /// The slot of `token`, created on first use with the device's stored online state (online when unknown).
+    private func slot(for token: String) -> DeviceSlot {
+        let shard = shards[Int(UInt(bitPattern: token.hashValue) % UInt(shards.count))]
+        if let slot = shard.slots.withLock({ $0[token] }) { return slot }
+        // Read outside the lock; if another thread created the slot meanwhile, theirs wins.
+        let isOnline = (try? devices.device(token: token))??.isOnline ?? true
+        let settings = DeviceQueue.Settings(
+            lowPriorityDelayMilliseconds: configuration.lowPriorityDelayMilliseconds,
+            backgroundPushesPerHour: configuration.backgroundPushesPerHour,
+            saveRetryMilliseconds: configuration.saveRetryMilliseconds,
+            extensionWatchdogMilliseconds: configuration.extensionWatchdogMilliseconds)
+        let created = DeviceSlot(token: token, queue: DeviceQueue(settings: settings, isOnline: isOnline))
+        return shard.slots.withLock { slots in
+            if let existing = slots[token] { return existing }
+            slots[token] = created
+            return created
+        }
+    }
+
+    private func now() -> DeliveryInstant {
+        DeliveryInstant(wall: clock.nowMilliseconds, monotonic: clock.monotonicNanoseconds)
+    }
+
+    /// Runs one step of the device's machine under its lock, then moves the device's timer to the
+    /// machine's next deadline.
+    private func step(
+        _ slot: DeviceSlot, timerGeneration: UInt64? = nil,
+        _ body: (inout DeviceQueue, DeliveryInstant) -> [DeviceQueue.Action]
+    ) -> [DeviceQueue.Action] {
+        slot.state.withLock { state in
+            let now = now()
+            if let timerGeneration, timerGeneration == state.timerGeneration {
+                state.timer = nil
+                state.timerDeadline = nil
+            }
+            let actions = body(&state.queue, now)
+            rescheduleTimer(&state, slot: slot, now: now)
+            return actions
+        }
+    }
+
+    /// Keeps exactly one clock timer per device, at the machine's next deadline.
+    private func rescheduleTimer(_ state: inout DeviceSlot.State, slot: DeviceSlot, now: DeliveryInstant) {
+        let next = state.queue.nextDeadline
+        guard next != state.timerDeadline else { return }
+        state.timer?.cancel()
+        state.timer = nil
+        state.timerDeadline = next
+        guard let next else { return }
+        state.timerGeneration &+= 1
+        let generation = state.timerGeneration
+        state.timer = clock.schedule(afterMilliseconds: max(0, next - now.wall)) { [self] in
+            hop { self.timerFired(slot, generation: generation) }
+        }
+    }
+
+    private func hop(_ work: @escaping @Sendable () -> Void) {
+        if configuration.runsCallbacksInline {
+            work()
+        } else {
+            DispatchQueue.global().async(execute: work)
+        }
+    }
+
+    // MARK: - Events from saves, timers and the extension
+
+    private func timerFired(_ slot: DeviceSlot, generation: UInt64) {
+        let device = try? devices.device(token: slot.token)
+        let actions = step(slot, timerGeneration: generation) { queue, now in queue.tick(device: device, at: now) }
+        perform(actions, on: slot)
+    }
+
+    private func saveCompleted(_ slot: DeviceSlot, result: Result<Void, any Error>) {
+        let device = try? devices.device(token: slot.token)
+        var report = DeviceQueue.SaveReport()
+        let actions = step(slot) { queue, now in
+            let (saved, actions) = queue.saveCompleted(result, device: device, at: now)
+            report = saved
+            return actions
+        }
+        for (completion, outcome) in report.completions { completion(outcome) }
+        for record in report.committed { onChange(record) }
+        perform(actions, on: slot)
+        perform(step(slot) { queue, _ in queue.saveEmitted() }, on: slot)
+    }
+
+    // MARK: - Actions
+
+    private func perform(_ actions: [DeviceQueue.Action], on slot: DeviceSlot) {
+        for action in actions {
+            switch action {
+            case .save(let records):
+                notifications.save(records) { [self] result in
+                    hop { self.saveCompleted(slot, result: result) }
+                }
+            case .present(let presentation):
+                present(presentation, on: slot)
+            }
+        }
+    }
+
+    /// Shows an alert push: through the extension when it qualifies, else directly (`direct`).
+    private func present(_ presentation: DeviceQueue.Presentation, on slot: DeviceSlot) {
+        let record = presentation.record
+        let app = try? devices.app(bundleID: record.bundleID)
+        let original = DisplayedContentBuilder.content(
+            for: record, payload: presentation.traits.payload, locale: presentation.device?.locale ?? "en_US",
+            strings: app?.strings ?? [:])
+        let sequence = presentation.sequence
+        guard let runner = extensionRunner, let app, app.serviceExtensionJSON != nil,
+            let payload = presentation.traits.payload, payload.isMutableContent, payload.hasAlert
+        else {
+            perform(step(slot) { queue, now in
+                queue.presented(sequence, outcome: .direct, content: original, at: now)
+            }, on: slot)
+            return
+        }
+        var running: NotificationRecord?
+        let actions = step(slot) { queue, now in
+            let (record, actions) = queue.extensionStarted(sequence, original: original, at: now)
+            running = record
+            return actions
+        }
+        perform(actions, on: slot)
+        guard let running else { return }
+        let device = presentation.device
+            ?? DeviceRecord(token: record.deviceToken, environment: record.environment)
+        runner.run(running, original: original, device: device, app: app) { [self] outcome, content in
+            perform(step(slot) { queue, now in
+                queue.presented(sequence, outcome: outcome, content: content, at: now)
+            }, on: slot)
+        }
+    }
+}
+
+/// Devices are spread over shards by token so that devices on different threads rarely share a lock.
+private final class SlotShard: Sendable {
+    let slots = Mutex<[String: DeviceSlot]>([:])
+}
+
+/// One device's machine, its timer and its device-record write lock.
+private final class DeviceSlot: Sendable {
+    struct State {
+        var queue: DeviceQueue
+        var timer: ScheduledTask?
+        var timerDeadline: Int64?
+        var timerGeneration: UInt64 = 0
+    }
+
+    let token: String
+    let state: Mutex<State>
+    /// Serialises read-modify-write of the device record; taken before `state`, never inside it.
+    let deviceWrites = Mutex(())
+
+    init(token: String, queue: DeviceQueue) {
+        self.token = token
+        self.state = Mutex(State(queue: queue))
+    }
+}

@@ -1,0 +1,285 @@
+// APNs Sandbox — one device's delivery state machine: every push on it, from accepted to a final status.
+import APNsProtocol
+
+/// A point in time as the clock gave it: wall ms for records and deadlines, monotonic ns for the timeline.
+struct DeliveryInstant: Sendable, Equatable {
+    var wall: Int64
+    var monotonic: UInt64
+}
+
+/// The delivery state machine of one simulated device.
+///
+/// ### Overview
+/// A value type whose `mutating` methods take an event (a push accepted, a save committed, the device
+/// going online, a timer falling due, content ready to show) and return ``Action``s for the shell
+/// (``DeliveryEngine``) to carry out: save records, present content. It never reads the clock, touches a
+/// repository or runs a callback itself, so tests drive it without threads or sleeps.
+///
+/// ### Lifecycle of one push
+/// `accepted` (saved; routed once that save commits) → `deferred` event while a low-priority batch waits →
+/// `stored` while the device is offline (one per app: older → `discarded` "coalesced") or while the
+/// background budget is used (held: one per app) → `delivering` → `extension-running` → `displayed`, or
+/// `delivered-silent` for background and system pushes; `expired` and `discarded` on the way. Every change
+/// appends a timeline entry and is saved.
+///
+/// ### Saves
+/// Records are saved in the order their transitions happened, at most one batch in flight per device: the
+/// next batch is handed out only after the previous one committed *and* its change notifications were
+/// sent (``saveCompleted(_:device:at:)`` then ``saveEmitted()``), so the store and observers see every
+/// device's records in order. A failed batch is retried after ``Settings/saveRetryMilliseconds``, except
+/// the acceptance saves in it: those pushes were never accepted (the provider gets the error) and are
+/// dropped.
+///
+/// ### Timers
+/// The machine needs one wake-up at a time, ``nextDeadline``; the shell keeps one clock timer per device
+/// at that deadline and calls ``tick(device:at:)``.
+struct DeviceQueue {
+    typealias Completion = @Sendable (Result<Void, any Error>) -> Void
+
+    struct Settings: Sendable {
+        var lowPriorityDelayMilliseconds: Int64 = 0
+        var backgroundPushesPerHour = 3
+        var saveRetryMilliseconds: Int64 = 1000
+        var extensionWatchdogMilliseconds: Int64 = 120_000
+    }
+
+    /// Work for the shell.
+    enum Action: Sendable {
+        /// Save these records (in order) and report with ``saveCompleted(_:device:at:)``.
+        case save([NotificationRecord])
+        /// Build the content of an alert push and show it (directly or through the extension).
+        case present(Presentation)
+    }
+
+    /// An alert push in `delivering`, to be shown.
+    struct Presentation: Sendable {
+        var sequence: UInt64
+        var record: NotificationRecord
+        var traits: PushTraits
+        /// The device as read for this delivery (nil when the repository does not know it).
+        var device: DeviceRecord?
+    }
+
+    /// What a committed (or failed) save means for the shell.
+    struct SaveReport: Sendable {
+        /// Records now durable, in save order: announce them (`onChange`).
+        var committed: [NotificationRecord] = []
+        /// Acceptance completions to call, with their result.
+        var completions: [(Completion, Result<Void, any Error>)] = []
+    }
+
+    enum Place: Equatable {
+        /// Accepted, its save not yet committed.
+        case committing
+        /// Waiting for the low-priority batch.
+        case deferred
+        /// Stored by APNs while the device is offline.
+        case stored
+        /// Held by the device: background budget used.
+        case held
+        /// `delivering` or `extension-running`.
+        case presenting
+    }
+
+    struct Entry {
+        var record: NotificationRecord
+        let traits: PushTraits
+        var place: Place
+        /// While the extension runs: what to show if the runner never answers, and when.
+        var fallback: (content: DisplayedContent, deadline: Int64)?
+    }
+
+    struct PendingSave {
+        var record: NotificationRecord
+        var completion: Completion?
+        /// Set on an acceptance save: the push to route once it commits.
+        var acceptedSequence: UInt64?
+    }
+
+    let settings: Settings
+    var isOnline: Bool
+    var entries: [UInt64: Entry] = [:]
+    /// APNs storage: the one stored push per app (its sequence).
+    var storedByApp: [String: UInt64] = [:]
+    /// Background pushes the device holds back: one per app.
+    var heldByApp: [String: UInt64] = [:]
+    /// The open low-priority batch, in acceptance order, and when it is delivered.
+    var deferred: [UInt64] = []
+    var deferredDue: Int64?
+    /// Wall ms of background deliveries per app within the last hour, oldest first.
+    var backgroundDeliveries: [String: [Int64]] = [:]
+    var pendingSaves: [PendingSave] = []
+    var inFlight: [PendingSave]?
+    var saveRetryAt: Int64?
+
+    init(settings: Settings, isOnline: Bool) {
+        self.settings = settings
+        self.isOnline = isOnline
+    }
+
+    // MARK: - Events
+
+    /// A push the provider endpoint accepted: `accepted`, saved; routed once that save commits.
+    mutating func accept(
+        _ record: NotificationRecord, traits: PushTraits, sequence: UInt64, completion: @escaping Completion,
+        at now: DeliveryInstant
+    ) -> [Action] {
+        var record = record
+        record.status = .accepted
+        record.timeline.append(TimelineEntry(step: NotificationStatus.accepted.rawValue, at: now.wall,
+                                             monotonic: now.monotonic))
+        entries[sequence] = Entry(record: record, traits: traits, place: .committing)
+        pendingSaves.append(PendingSave(record: record, completion: completion, acceptedSequence: sequence))
+        return takeSave()
+    }
+
+    /// The device went online or offline. Online delivers what APNs stored (oldest first) and what the
+    /// background budget allows.
+    mutating func setOnline(_ online: Bool, device: DeviceRecord?, at now: DeliveryInstant) -> [Action] {
+        isOnline = online
+        guard online else { return takeSave() }
+        var actions: [Action] = []
+        let stored = storedByApp.values.sorted()
+        storedByApp = [:]
+        for sequence in stored {
+            actions += route(sequence, device: device, at: now, isFirstAttempt: false)
+        }
+        actions += releaseHeld(device: device, at: now)
+        return actions + takeSave()
+    }
+
+    /// The app was removed from the device: its stored, held and batched pushes are discarded.
+    mutating func uninstall(bundleID: String, at now: DeliveryInstant) -> [Action] {
+        var doomed = [storedByApp[bundleID], heldByApp[bundleID]].compactMap { $0 }
+        doomed += deferred.filter { entries[$0]?.record.bundleID == bundleID }
+        for sequence in doomed.sorted() {
+            finish(sequence, .discarded, detail: DeliveryRules.appUninstalled, at: now)
+        }
+        backgroundDeliveries[bundleID] = nil
+        return takeSave()
+    }
+
+    /// A timer fell due: retries a failed save, expires stored and held pushes, delivers the low-priority
+    /// batch, releases held background pushes, and shows the original content of extensions that never answered.
+    mutating func tick(device: DeviceRecord?, at now: DeliveryInstant) -> [Action] {
+        if let retry = saveRetryAt, retry <= now.wall { saveRetryAt = nil }
+        for sequence in (Array(storedByApp.values) + Array(heldByApp.values)).sorted() {
+            if let entry = entries[sequence], let reason = entry.traits.expiryReason(at: now.wall) {
+                finish(sequence, .expired, detail: reason, at: now)
+            }
+        }
+        var actions: [Action] = []
+        if let due = deferredDue, due <= now.wall {
+            let batch = deferred
+            deferred = []
+            deferredDue = nil
+            for sequence in batch {
+                actions += route(sequence, device: device, at: now, isFirstAttempt: false)
+            }
+        }
+        actions += releaseHeld(device: device, at: now)
+        let overdue = entries.filter { $0.value.fallback.map { $0.deadline <= now.wall } ?? false }.keys.sorted()
+        for sequence in overdue {
+            if let fallback = entries[sequence]?.fallback {
+                actions += presented(sequence, outcome: .originalTimeout, content: fallback.content,
+                                     detail: DeliveryRules.extensionWatchdog, at: now)
+            }
+        }
+        return actions + takeSave()
+    }
+
+    /// The extension starts for a push in `delivering`: `extension-running`.
+    /// - Returns: The record as handed to the extension (nil when the push is no longer being delivered).
+    mutating func extensionStarted(
+        _ sequence: UInt64, original: DisplayedContent, at now: DeliveryInstant
+    ) -> (NotificationRecord?, [Action]) {
+        guard var entry = entries[sequence], entry.place == .presenting, entry.record.status == .delivering else {
+            return (nil, takeSave())
+        }
+        entry.fallback = (original, now.wall + settings.extensionWatchdogMilliseconds)
+        entries[sequence] = entry
+        transition(sequence, to: .extensionRunning, at: now)
+        return (entries[sequence]?.record, takeSave())
+    }
+
+    /// The device shows content for a push being delivered: `displayed` with `outcome`. Ignored when the
+    /// push is no longer being delivered (a late extension answer after the watchdog).
+    mutating func presented(
+        _ sequence: UInt64, outcome: DisplayOutcome, content: DisplayedContent, detail: String? = nil,
+        at now: DeliveryInstant
+    ) -> [Action] {
+        guard var entry = entries[sequence], entry.place == .presenting else { return takeSave() }
+        entry.record.outcome = outcome
+        entry.record.displayed = content
+        entries[sequence] = entry
+        finish(sequence, .displayed, detail: detail ?? outcome.rawValue, at: now)
+        return takeSave()
+    }
+
+    /// Picks up unfinished records after a restart (oldest first): `accepted` ones are routed, `stored`
+    /// ones go back to storage (or the device's hold) with their deadline, `delivering` and
+    /// `extension-running` ones are delivered again. Each gets a `resumed` timeline entry.
+    mutating func recover(
+        _ records: [(sequence: UInt64, record: NotificationRecord, traits: PushTraits)], device: DeviceRecord?,
+        at now: DeliveryInstant
+    ) -> [Action] {
+        var actions: [Action] = []
+        for (sequence, record, traits) in records where !record.status.isFinal {
+            guard !entries.values.contains(where: { $0.record.apnsID == record.apnsID }) else { continue }
+            var record = record
+            record.timeline.append(TimelineEntry(step: DeliveryRules.resumedStep, at: now.wall,
+                                                 monotonic: now.monotonic, detail: DeliveryRules.restart))
+            let wasHeld = record.timeline.last(where: { $0.step == NotificationStatus.stored.rawValue })?
+                .detail?.hasPrefix("throttled") ?? false
+            entries[sequence] = Entry(record: record, traits: traits, place: .committing)
+            switch record.status {
+            case .accepted:
+                actions += route(sequence, device: device, at: now, isFirstAttempt: true)
+            case .stored:
+                if let reason = traits.expiryReason(at: now.wall) {
+                    finish(sequence, .expired, detail: reason, at: now)
+                } else if isUninstalled(record.bundleID, device: device, at: now) {
+                    finish(sequence, .discarded, detail: DeliveryRules.appUninstalled, at: now)
+                } else {
+                    pendingSaves.append(PendingSave(record: record))
+                    if wasHeld {
+                        hold(sequence, at: now, transition: false)
+                    } else {
+                        store(sequence, at: now, transition: false)
+                    }
+                }
+            case .delivering, .extensionRunning:
+                actions += deliver(sequence, device: device, at: now)
+            case .displayed, .deliveredSilent, .expired, .discarded:
+                break
+            }
+        }
+        if isOnline {
+            let stored = storedByApp.values.sorted()
+            storedByApp = [:]
+            for sequence in stored {
+                actions += route(sequence, device: device, at: now, isFirstAttempt: false)
+            }
+            actions += releaseHeld(device: device, at: now)
+        }
+        return actions + takeSave()
+    }
+
+    /// When the machine next needs ``tick(device:at:)``: a save retry, a stored or held push's deadline,
+    /// the low-priority batch, the background budget freeing up (while online), an extension watchdog.
+    var nextDeadline: Int64? {
+        var deadlines: [Int64?] = [saveRetryAt, deferredDue]
+        for sequence in Array(storedByApp.values) + Array(heldByApp.values) {
+            deadlines.append(entries[sequence]?.traits.deadline)
+        }
+        if isOnline {
+            for bundleID in heldByApp.keys {
+                deadlines.append(budgetFreesUp(bundleID))
+            }
+        }
+        for entry in entries.values {
+            deadlines.append(entry.fallback?.deadline)
+        }
+        return deadlines.compactMap { $0 }.min()
+    }
+}

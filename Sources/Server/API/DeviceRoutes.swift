@@ -1,0 +1,281 @@
+// APNs Sandbox — `/api/v1/devices` and `/api/v1/apps`: the simulated world, over REST.
+import APNsProtocol
+import Foundation
+import HTTP
+import Sandbox
+
+/// Devices: list, create (token generated or given), read, change (online/offline, locale, install
+/// and uninstall apps, keychain keys, token rotation), delete, and the Notification Center.
+struct DeviceRoutes: Sendable {
+    let service: DeviceService
+
+    func register(on router: inout Router) {
+        router.get("/api/v1/devices") { request, _ in
+            APIResponse.run { try list(QueryParameters(request.query)) }
+        }
+        router.post("/api/v1/devices") { request, _ in
+            APIResponse.run { try create(request.body) }
+        }
+        router.get("/api/v1/devices/{token}") { _, parameters in
+            APIResponse.run { try read(parameters["token"] ?? "") }
+        }
+        router.on("PATCH", "/api/v1/devices/{token}") { request, parameters in
+            APIResponse.run { try update(parameters["token"] ?? "", request.body) }
+        }
+        router.on("DELETE", "/api/v1/devices/{token}") { _, parameters in
+            APIResponse.run { try delete(parameters["token"] ?? "") }
+        }
+        router.get("/api/v1/devices/{token}/notification-center") { _, parameters in
+            APIResponse.run { try notificationCenter(parameters["token"] ?? "") }
+        }
+    }
+
+    func list(_ query: QueryParameters) throws -> HTTPResponse {
+        let limit = try query.integer("limit", default: 100, in: 1...1000)
+        let offset = try query.integer("offset", default: 0, in: 0...Int(Int32.max))
+        let page = try APIResponse.store { try service.devices.devices(limit: limit, offset: offset) }
+        return .json(encoding: ["devices": page.map(DeviceDTO.init)])
+    }
+
+    func create(_ body: [UInt8]) throws -> HTTPResponse {
+        let request = try APIBody.decode(CreateDeviceRequest.self, from: body, allowEmpty: true) ?? CreateDeviceRequest()
+        let token: String
+        if let given = request.token {
+            guard let parsed = DeviceToken(hex: given) else {
+                throw APIError(status: 422, code: "invalid_token", message: "token must be 32–400 hex digits (an even number)")
+            }
+            token = parsed.hex
+        } else {
+            token = Self.randomToken()
+        }
+        let environment = try APIBody.environment(request.environment ?? "development")
+        let apps = try APIBody.bundleIDs(request.apps ?? [])
+        let keys = try APIBody.keys(request.keys ?? [:])
+        if try APIResponse.store({ try service.devices.device(token: token) }) != nil {
+            throw APIError(status: 409, code: "exists", message: "Device \(token) exists")
+        }
+        let now = service.clock.nowMilliseconds
+        let record = DeviceRecord(
+            token: token, environment: environment, locale: try APIBody.locale(request.locale ?? "en_US"),
+            isOnline: request.online ?? true, apps: apps.map { InstalledAppRecord(bundleID: $0, installedAt: now) },
+            keys: keys, createdAt: now)
+        try APIResponse.store { try service.save(record) }
+        var response = HTTPResponse.json(status: 201, encoding: DeviceDTO(record))
+        response.headers.set("location", "/api/v1/devices/\(token)")
+        return response
+    }
+
+    func read(_ token: String) throws -> HTTPResponse {
+        guard let record = try APIResponse.store({ try service.devices.device(token: Self.normalized(token)) }) else {
+            throw APIError(status: 404, code: "not_found", message: "No device \(token)")
+        }
+        return .json(encoding: DeviceDTO(record))
+    }
+
+    func update(_ token: String, _ body: [UInt8]) throws -> HTTPResponse {
+        guard let request = try APIBody.decode(UpdateDeviceRequest.self, from: body, allowEmpty: false) else {
+            throw APIError(status: 400, code: "invalid_json", message: "A JSON object is required")
+        }
+        let install = try APIBody.bundleIDs(request.installApps ?? [])
+        let uninstall = try APIBody.bundleIDs(request.uninstallApps ?? [])
+        let keys = try APIBody.keys(request.keys ?? [:])
+        let locale = try request.locale.map(APIBody.locale)
+        let now = service.clock.nowMilliseconds
+        let current = Self.normalized(token)
+        var updated = try service.update(token: current) { record in
+            if let online = request.online { record.isOnline = online }
+            if let locale { record.locale = locale }
+            for bundleID in install {
+                if let index = record.apps.firstIndex(where: { $0.bundleID == bundleID }) {
+                    record.apps[index].uninstalledAt = nil
+                    record.apps[index].installedAt = now
+                } else {
+                    record.apps.append(InstalledAppRecord(bundleID: bundleID, installedAt: now))
+                }
+            }
+            for bundleID in uninstall {
+                guard let index = record.apps.firstIndex(where: { $0.bundleID == bundleID }) else {
+                    throw APIError(status: 422, code: "not_installed", message: "\(bundleID) is not installed")
+                }
+                record.apps[index].uninstalledAt = now
+            }
+            for (bundleID, key) in keys { record.keys[bundleID] = key }
+        }
+        if request.rotateToken == true {
+            // The old token stops working (its apps read as uninstalled: 410 Unregistered); the device
+            // continues under a new token with the same apps, keys and settings.
+            let fresh = Self.randomToken()
+            var moved = updated
+            moved.token = fresh
+            moved.apps = updated.apps.filter { $0.uninstalledAt == nil }
+            try APIResponse.store { try service.save(moved) }
+            _ = try service.update(token: current) { record in
+                for index in record.apps.indices where record.apps[index].uninstalledAt == nil {
+                    record.apps[index].uninstalledAt = now
+                }
+            }
+            updated = moved
+        }
+        return .json(encoding: DeviceDTO(updated))
+    }
+
+    func delete(_ token: String) throws -> HTTPResponse {
+        guard try APIResponse.store({ try service.delete(token: Self.normalized(token)) }) else {
+            throw APIError(status: 404, code: "not_found", message: "No device \(token)")
+        }
+        return HTTPResponse(status: 204)
+    }
+
+    func notificationCenter(_ token: String) throws -> HTTPResponse {
+        let normalized = Self.normalized(token)
+        guard try APIResponse.store({ try service.devices.device(token: normalized) }) != nil else {
+            throw APIError(status: 404, code: "not_found", message: "No device \(token)")
+        }
+        let center = try APIResponse.store { try service.engine.notificationCenter(token: normalized) }
+        return .json(encoding: NotificationCenterDTO(center))
+    }
+
+    static func normalized(_ token: String) -> String {
+        DeviceToken(hex: token)?.hex ?? token
+    }
+
+    static func randomToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+}
+
+/// Apps: list, create, read, change (team, localized strings, service extension).
+struct AppRoutes: Sendable {
+    let devices: any DeviceRepository
+    let registry: DeviceRegistry
+
+    func register(on router: inout Router) {
+        router.get("/api/v1/apps") { _, _ in
+            APIResponse.run {
+                let apps = try APIResponse.store { try devices.apps() }
+                return .json(encoding: ["apps": apps.map(AppDTO.init)])
+            }
+        }
+        router.post("/api/v1/apps") { request, _ in
+            APIResponse.run { try create(request.body) }
+        }
+        router.get("/api/v1/apps/{bundleId}") { _, parameters in
+            APIResponse.run {
+                let bundleID = parameters["bundleId"] ?? ""
+                guard let app = try APIResponse.store({ try devices.app(bundleID: bundleID) }) else {
+                    throw APIError(status: 404, code: "not_found", message: "No app \(bundleID)")
+                }
+                return .json(encoding: AppDTO(app))
+            }
+        }
+        router.on("PATCH", "/api/v1/apps/{bundleId}") { request, parameters in
+            APIResponse.run { try update(parameters["bundleId"] ?? "", request.body) }
+        }
+    }
+
+    func create(_ body: [UInt8]) throws -> HTTPResponse {
+        guard let request = try APIBody.decode(AppRequest.self, from: body, allowEmpty: false) else {
+            throw APIError(status: 400, code: "invalid_json", message: "A JSON object is required")
+        }
+        guard let bundleID = try APIBody.bundleIDs([request.bundleId ?? ""]).first else {
+            throw APIError(status: 422, code: "invalid_bundle_id", message: "bundleId is required")
+        }
+        guard let teamID = request.teamId, !teamID.isEmpty, teamID.count <= 64 else {
+            throw APIError(status: 422, code: "invalid_team_id", message: "teamId is required")
+        }
+        if try APIResponse.store({ try devices.app(bundleID: bundleID) }) != nil {
+            throw APIError(status: 409, code: "exists", message: "App \(bundleID) exists")
+        }
+        let record = AppRecord(
+            bundleID: bundleID, teamID: teamID, strings: request.strings ?? [:],
+            serviceExtensionJSON: try request.serviceExtension.map(APIBody.jsonText))
+        try APIResponse.store { try devices.saveApp(record) }
+        registry.upsert(App(bundleID: bundleID, teamID: teamID))
+        return .json(status: 201, encoding: AppDTO(record))
+    }
+
+    func update(_ bundleID: String, _ body: [UInt8]) throws -> HTTPResponse {
+        guard let request = try APIBody.decode(AppRequest.self, from: body, allowEmpty: false) else {
+            throw APIError(status: 400, code: "invalid_json", message: "A JSON object is required")
+        }
+        guard var record = try APIResponse.store({ try devices.app(bundleID: bundleID) }) else {
+            throw APIError(status: 404, code: "not_found", message: "No app \(bundleID)")
+        }
+        if let teamID = request.teamId {
+            guard !teamID.isEmpty, teamID.count <= 64 else {
+                throw APIError(status: 422, code: "invalid_team_id", message: "teamId must be 1–64 characters")
+            }
+            record.teamID = teamID
+        }
+        if let strings = request.strings { record.strings = strings }
+        if let serviceExtension = request.serviceExtension {
+            record.serviceExtensionJSON = serviceExtension == .null ? nil : try APIBody.jsonText(serviceExtension)
+        }
+        try APIResponse.store { try devices.saveApp(record) }
+        registry.upsert(App(bundleID: record.bundleID, teamID: record.teamID))
+        return .json(encoding: AppDTO(record))
+    }
+}
+
+/// Request-body helpers: decoding with clear 400/422 problems.
+enum APIBody {
+    static func decode<T: Decodable>(_ type: T.Type, from body: [UInt8], allowEmpty: Bool) throws -> T? {
+        if body.isEmpty {
+            if allowEmpty { return nil }
+            throw APIError(status: 400, code: "invalid_json", message: "A JSON object is required")
+        }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(body))
+        } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context),
+                let DecodingError.keyNotFound(_, context), let DecodingError.dataCorrupted(context) {
+            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+            throw APIError(status: 400, code: "invalid_json", message: path.isEmpty ? "The body is not valid JSON of the expected shape" : "Invalid field \(path)")
+        } catch {
+            throw APIError(status: 400, code: "invalid_json", message: "The body is not valid JSON")
+        }
+    }
+
+    static func environment(_ text: String) throws -> APNsEnvironment {
+        guard let environment = APNsEnvironment(rawValue: text) else {
+            throw APIError(status: 422, code: "invalid_environment", message: "environment must be development or production")
+        }
+        return environment
+    }
+
+    static func locale(_ text: String) throws -> String {
+        let valid = !text.isEmpty && text.count <= 35 && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
+        guard valid else { throw APIError(status: 422, code: "invalid_locale", message: "locale must look like en_US or fr") }
+        return text
+    }
+
+    static func bundleIDs(_ ids: [String]) throws -> [String] {
+        for id in ids {
+            let valid = !id.isEmpty && id.utf8.count <= 255
+                && id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }
+            guard valid else {
+                throw APIError(status: 422, code: "invalid_bundle_id", message: "Bundle IDs are 1–255 characters of A–Z a–z 0–9 . -")
+            }
+        }
+        return ids
+    }
+
+    static func keys(_ keys: [String: String]) throws -> [String: String] {
+        for (bundleID, key) in keys {
+            _ = try bundleIDs([bundleID])
+            guard let bytes = Data(base64Encoded: key), [16, 24, 32].contains(bytes.count) else {
+                throw APIError(status: 422, code: "invalid_key", message: "keys.\(bundleID) must be a base64 AES key (16, 24 or 32 bytes)")
+            }
+        }
+        return keys
+    }
+
+    static func jsonText(_ value: JSONValue) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let data = try? encoder.encode(value) else {
+            throw APIError(status: 422, code: "invalid_json", message: "Value cannot be encoded")
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

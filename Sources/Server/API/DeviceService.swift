@@ -1,0 +1,110 @@
+// APNs Sandbox — one place that changes devices: the provider's registry, the store, the engine.
+import APNsProtocol
+import Foundation
+import Sandbox
+import Synchronization
+
+/// Keeps the in-memory `DeviceRegistry` (read by every push) and the durable `DeviceRepository`
+/// (read by the delivery engine) in step, and tells the engine about online/offline and uninstalls.
+final class DeviceService: Sendable {
+    let registry: DeviceRegistry
+    let devices: any DeviceRepository
+    let engine: DeliveryEngine
+    let clock: any SandboxClock
+    /// Serialises read-modify-write of device records.
+    private let lock = Mutex(())
+
+    init(registry: DeviceRegistry, devices: any DeviceRepository, engine: DeliveryEngine, clock: any SandboxClock) {
+        self.registry = registry
+        self.devices = devices
+        self.engine = engine
+        self.clock = clock
+    }
+
+    /// Loads stored devices into the registry (at start).
+    func loadRegistry() throws {
+        var offset = 0
+        while true {
+            let page = try devices.devices(limit: 1000, offset: offset)
+            for record in page {
+                if let device = Self.device(from: record) { registry.upsert(device) }
+            }
+            if page.count < 1000 { break }
+            offset += page.count
+        }
+    }
+
+    /// Persists a device the provider endpoint auto-registered.
+    func autoRegistered(_ device: Device) {
+        lock.withLock { _ in
+            guard (try? devices.device(token: device.token.hex)) == nil else { return }
+            try? devices.saveDevice(Self.record(from: device, online: true, createdAt: clock.nowMilliseconds))
+        }
+    }
+
+    /// Creates or replaces a device (API and config seeding).
+    func save(_ record: DeviceRecord) throws {
+        try lock.withLock { _ in
+            try devices.saveDevice(record)
+            if let device = Self.device(from: record) { registry.upsert(device) }
+        }
+    }
+
+    func update(token: String, _ change: (inout DeviceRecord) throws -> Void) throws -> DeviceRecord {
+        let result: Result<(DeviceRecord, DeviceRecord), APIError> = lock.withLock { _ in
+            do {
+                guard var record = try devices.device(token: token) else {
+                    return .failure(APIError(status: 404, code: "not_found", message: "No device \(token)"))
+                }
+                let before = record
+                try change(&record)
+                try devices.saveDevice(record)
+                if let device = Self.device(from: record) { registry.upsert(device) }
+                return .success((before, record))
+            } catch let error as APIError {
+                return .failure(error)
+            } catch {
+                return .failure(APIError(status: 500, code: "store_error", message: "\(error)"))
+            }
+        }
+        let (before, after) = try result.get()
+        do {
+            for app in after.apps where app.uninstalledAt != nil {
+                if before.apps.first(where: { $0.bundleID == app.bundleID })?.uninstalledAt == nil {
+                    try engine.uninstall(bundleID: app.bundleID, token: token)
+                }
+            }
+            if before.isOnline != after.isOnline { try engine.setOnline(after.isOnline, token: token) }
+        } catch {
+            throw APIError(status: 500, code: "store_error", message: "\(error)")
+        }
+        return after
+    }
+
+    func delete(token: String) throws -> Bool {
+        try lock.withLock { _ in
+            let deleted = try devices.deleteDevice(token: token)
+            if let parsed = DeviceToken(hex: token) { registry.remove(token: parsed) }
+            return deleted
+        }
+    }
+
+    /// nil for a stored token that is not valid hex (never written by the sandbox itself).
+    static func device(from record: DeviceRecord) -> Device? {
+        guard let token = DeviceToken(hex: record.token) else { return nil }
+        return Device(
+            token: token,
+            environment: record.environment, locale: record.locale,
+            apps: record.apps.map { InstalledApp(bundleID: $0.bundleID, installedAt: $0.installedAt, uninstalledAt: $0.uninstalledAt) },
+            isAutoRegistered: record.isAutoRegistered)
+    }
+
+    static func record(from device: Device, online: Bool, createdAt: Int64) -> DeviceRecord {
+        DeviceRecord(
+            token: device.token.hex, environment: device.environment, locale: device.locale, isOnline: online,
+            apps: device.apps.values.sorted { $0.bundleID < $1.bundleID }.map {
+                InstalledAppRecord(bundleID: $0.bundleID, installedAt: $0.installedAt, uninstalledAt: $0.uninstalledAt)
+            },
+            createdAt: createdAt, isAutoRegistered: device.isAutoRegistered)
+    }
+}

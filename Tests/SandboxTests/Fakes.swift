@@ -1,0 +1,178 @@
+// APNs Sandbox — in-memory repositories for delivery tests.
+import APNsProtocol
+import Dispatch
+import Sandbox
+import Synchronization
+
+/// A fake repository failure.
+struct FakeStoreError: Error, Equatable {}
+
+/// Notifications in memory. Saves commit at once, or — with `isHoldingSaves` — only when the test calls
+/// ``completeHeldSaves()``, which lets a test look between a save and its commit.
+final class FakeNotificationRepository: NotificationRepository {
+    typealias Completion = @Sendable (Result<Void, any Error>) -> Void
+
+    private struct State {
+        var records: [String: NotificationRecord] = [:]
+        /// Insertion order per apns-id (first save).
+        var inserted: [String: Int] = [:]
+        var nextInsert = 0
+        /// Every committed batch, in commit order.
+        var committedBatches: [[NotificationRecord]] = []
+        var isHoldingSaves = false
+        var held: [([NotificationRecord], Completion)] = []
+        /// The next this many saves fail.
+        var failuresToInject = 0
+    }
+
+    private let state = Mutex(State())
+    /// When set, completions run on this queue (like a store's writer thread) instead of the caller's.
+    private let completionQueue: DispatchQueue?
+
+    init(records: [NotificationRecord] = [], completionQueue: DispatchQueue? = nil) {
+        self.completionQueue = completionQueue
+        state.withLock { state in
+            for record in records { Self.commit([record], into: &state) }
+            state.committedBatches = []
+        }
+    }
+
+    var isHoldingSaves: Bool {
+        get { state.withLock { $0.isHoldingSaves } }
+        set { state.withLock { $0.isHoldingSaves = newValue } }
+    }
+
+    /// Makes the next `count` saves fail with ``FakeStoreError``.
+    func failNextSaves(_ count: Int) {
+        state.withLock { $0.failuresToInject = count }
+    }
+
+    var heldSaveCount: Int { state.withLock { $0.held.count } }
+
+    /// Every committed version of every record, in commit order.
+    var committedVersions: [NotificationRecord] { state.withLock { $0.committedBatches.flatMap { $0 } } }
+
+    /// Commits the held saves (and any saves they trigger, until none is held). Returns how many ran.
+    @discardableResult
+    func completeHeldSaves() -> Int {
+        var count = 0
+        while let (records, completion) = state.withLock({ state -> ([NotificationRecord], Completion)? in
+            guard !state.held.isEmpty else { return nil }
+            let first = state.held.removeFirst()
+            Self.commit(first.0, into: &state)
+            return first
+        }) {
+            _ = records
+            count += 1
+            completion(.success(()))
+        }
+        return count
+    }
+
+    func record(_ apnsID: String) -> NotificationRecord? {
+        state.withLock { $0.records[apnsID] }
+    }
+
+    private static func commit(_ records: [NotificationRecord], into state: inout State) {
+        for record in records {
+            if state.inserted[record.apnsID] == nil {
+                state.inserted[record.apnsID] = state.nextInsert
+                state.nextInsert += 1
+            }
+            state.records[record.apnsID] = record
+        }
+        state.committedBatches.append(records)
+    }
+
+    // MARK: NotificationRepository
+
+    func save(_ records: [NotificationRecord], completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        enum Next { case fail, hold, commit }
+        let next = state.withLock { state -> Next in
+            if state.failuresToInject > 0 {
+                state.failuresToInject -= 1
+                return .fail
+            }
+            if state.isHoldingSaves {
+                state.held.append((records, completion))
+                return .hold
+            }
+            Self.commit(records, into: &state)
+            return .commit
+        }
+        let result: Result<Void, any Error>
+        switch next {
+        case .fail: result = .failure(FakeStoreError())
+        case .hold: return
+        case .commit: result = .success(())
+        }
+        if let completionQueue {
+            completionQueue.async { completion(result) }
+        } else {
+            completion(result)
+        }
+    }
+
+    func notification(apnsID: String) throws -> NotificationRecord? {
+        record(apnsID)
+    }
+
+    func notifications(matching filter: NotificationFilter, limit: Int, offset: Int) throws -> [NotificationRecord] {
+        let all = state.withLock { state in
+            state.records.values.filter { Self.matches($0, filter) }.sorted { lhs, rhs in
+                if lhs.receivedAt != rhs.receivedAt { return lhs.receivedAt > rhs.receivedAt }
+                return state.inserted[lhs.apnsID, default: 0] > state.inserted[rhs.apnsID, default: 0]
+            }
+        }
+        return Array(all.dropFirst(offset).prefix(limit))
+    }
+
+    func count(matching filter: NotificationFilter) throws -> Int {
+        try notifications(matching: filter, limit: .max, offset: 0).count
+    }
+
+    func unfinished() throws -> [NotificationRecord] {
+        let all = try notifications(matching: NotificationFilter(), limit: .max, offset: 0)
+        return all.filter { !$0.status.isFinal }.reversed()
+    }
+
+    func delete(matching filter: NotificationFilter) throws -> Int {
+        state.withLock { state in
+            let doomed = state.records.values.filter { Self.matches($0, filter) }.map(\.apnsID)
+            for id in doomed { state.records[id] = nil }
+            return doomed.count
+        }
+    }
+
+    func prune(maxRecords: Int, olderThan cutoff: Int64) throws -> Int { 0 }
+
+    private static func matches(_ record: NotificationRecord, _ filter: NotificationFilter) -> Bool {
+        (filter.deviceToken.map { $0 == record.deviceToken } ?? true)
+            && (filter.topic.map { $0 == record.topic } ?? true)
+            && (filter.bundleID.map { $0 == record.bundleID } ?? true)
+            && (filter.status.map { $0 == record.status } ?? true)
+            && (filter.since.map { record.receivedAt >= $0 } ?? true)
+    }
+}
+
+/// Devices and apps in memory.
+final class FakeDeviceRepository: DeviceRepository {
+    private let devicesByToken = Mutex<[String: DeviceRecord]>([:])
+    private let appsByID = Mutex<[String: AppRecord]>([:])
+
+    init(devices: [DeviceRecord] = [], apps: [AppRecord] = []) {
+        for device in devices { devicesByToken.withLock { $0[device.token] = device } }
+        for app in apps { appsByID.withLock { $0[app.bundleID] = app } }
+    }
+
+    func saveDevice(_ device: DeviceRecord) throws { devicesByToken.withLock { $0[device.token] = device } }
+    func device(token: String) throws -> DeviceRecord? { devicesByToken.withLock { $0[token] } }
+    func devices(limit: Int, offset: Int) throws -> [DeviceRecord] {
+        let all = devicesByToken.withLock { Array($0.values) }.sorted { $0.token < $1.token }
+        return Array(all.dropFirst(offset).prefix(limit))
+    }
+    func deleteDevice(token: String) throws -> Bool { devicesByToken.withLock { $0.removeValue(forKey: token) != nil } }
+    func saveApp(_ app: AppRecord) throws { appsByID.withLock { $0[app.bundleID] = app } }
+    func app(bundleID: String) throws -> AppRecord? { appsByID.withLock { $0[bundleID] } }
+    func apps() throws -> [AppRecord] { appsByID.withLock { Array($0.values) } }
+}
