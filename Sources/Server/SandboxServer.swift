@@ -4,7 +4,9 @@ import Crypto
 import Foundation
 import HTTP
 import Sandbox
+import Store
 import Support
+import Synchronization
 import Transport
 
 /// The running sandbox: event loops, listeners and routes built from a `SandboxConfiguration`.
@@ -19,8 +21,14 @@ public final class SandboxServer: Sendable {
     public let tlsFiles: ServerTLSFiles
     /// Apps and devices the provider endpoint resolves pushes against.
     public let registry: DeviceRegistry
-    /// Every push record, newest first (until the durable store lands).
+    /// Every push the endpoint received (accepted or rejected), newest first, in memory.
     public let pushes: RecentPushes
+    /// Durable notifications, devices and apps.
+    public let store: SQLiteStore
+    /// Delivery to the simulated devices.
+    public let engine: DeliveryEngine
+    private let clock: SystemClock
+    private let retention: Retention
     private let group: EventLoopGroup
     private let server: TCPServer
 
@@ -50,8 +58,27 @@ public final class SandboxServer: Sendable {
         }
 
         let settings = configuration.apns
+        let storePath = configuration.storage.file.hasPrefix("/")
+            ? configuration.storage.file : dataDirectory + "/" + configuration.storage.file
+        let store = try SQLiteStore(path: storePath, synchronous: configuration.storage.synchronous == "normal" ? .normal : .full)
+        self.store = store
+        let clock = SystemClock()
+        self.clock = clock
+        let waiters = NotificationWaiters()
+        var deliveryConfiguration = DeliveryEngine.Configuration()
+        deliveryConfiguration.lowPriorityDelayMilliseconds = configuration.delivery.lowPriorityDelayMilliseconds
+        deliveryConfiguration.backgroundPushesPerHour = configuration.delivery.backgroundPushesPerHour
+        let engine = DeliveryEngine(
+            configuration: deliveryConfiguration, clock: clock, notifications: store, devices: store,
+            onChange: { waiters.notify($0) })
+        self.engine = engine
+
         registry = DeviceRegistry(unknownTokenPolicy: settings.unknownDeviceTokens == "strict" ? .strict : .autoRegister)
-        try Self.seed(registry, from: configuration)
+        let devices = DeviceService(registry: registry, devices: store, engine: engine, clock: clock)
+        try Self.seed(devices, store: store, from: configuration)
+        registry.onAutoRegister { device in devices.autoRegistered(device) }
+        try engine.recover()
+        retention = Retention(store: store, clock: clock, settings: configuration.storage, logger: logger)
         pushes = RecentPushes(capacity: settings.recentPushCapacity)
         let keys = try ProviderKeyStore(teams: configuration.teams, baseDirectory: configuration.baseDirectory)
         var listenerEnvironments: [String: APNsEnvironment] = [:]
@@ -61,13 +88,18 @@ public final class SandboxServer: Sendable {
             }
         }
         let provider = ProviderEndpoint(
-            keys: keys, registry: registry, sink: pushes, settings: settings, listenerEnvironments: listenerEnvironments)
+            keys: keys, registry: registry, sink: pushes, settings: settings, listenerEnvironments: listenerEnvironments,
+            receiver: engine, logger: logger.with("component", "provider"))
 
         var router = Router()
         provider.register(on: &router)  // first: the hot path matches at once
         HealthRoutes.register(on: &router, state: state, caCertificatePEM: Array(caPEM))
         PushLogRoutes.register(on: &router, pushes: pushes)
         CredentialRoutes.register(on: &router, dataDirectory: dataDirectory)
+        NotificationRoutes(notifications: store, waiters: waiters).register(on: &router)
+        DeviceRoutes(service: devices).register(on: &router)
+        AppRoutes(devices: store, registry: registry).register(on: &router)
+        OpenAPIDocument.register(on: &router)
 
         var options = Self.httpOptions(from: configuration)
         options.oversizedBodyResponder = { request in provider.answerOversized(request) }
@@ -92,21 +124,28 @@ public final class SandboxServer: Sendable {
             logger: logger.with("component", "transport"))
     }
 
-    /// Adds the configured teams' apps and the configured devices (idempotent).
-    static func seed(_ registry: DeviceRegistry, from configuration: SandboxConfiguration) throws {
-        for team in configuration.teams {
-            for bundleID in team.apps { registry.upsert(App(bundleID: bundleID, teamID: team.teamID)) }
-        }
+    /// Brings the configured teams' apps and devices into the store (idempotent: what exists is
+    /// kept, so API changes survive a restart), then loads every stored app and device into the
+    /// registry the provider endpoint reads.
+    static func seed(_ devices: DeviceService, store: SQLiteStore, from configuration: SandboxConfiguration) throws {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
+        for team in configuration.teams {
+            for bundleID in team.apps where try store.app(bundleID: bundleID) == nil {
+                try store.saveApp(AppRecord(bundleID: bundleID, teamID: team.teamID))
+            }
+        }
         for device in configuration.devices {
             guard let token = DeviceToken(hex: device.token) else {
                 throw ConfigurationError("device \(device.token.prefix(8))…: not a hex device token")
             }
-            let environment = APNsEnvironment(rawValue: device.environment) ?? .development
-            registry.upsert(Device(
-                token: token, environment: environment, locale: device.locale,
-                apps: device.apps.map { InstalledApp(bundleID: $0, installedAt: now) }))
+            guard try store.device(token: token.hex) == nil else { continue }
+            try devices.save(DeviceRecord(
+                token: token.hex, environment: APNsEnvironment(rawValue: device.environment) ?? .development,
+                locale: device.locale, isOnline: true,
+                apps: device.apps.map { InstalledAppRecord(bundleID: $0, installedAt: now) }, createdAt: now))
         }
+        for app in try store.apps() { devices.registry.upsert(App(bundleID: app.bundleID, teamID: app.teamID)) }
+        try devices.loadRegistry()
     }
 
     static func httpOptions(from configuration: SandboxConfiguration) -> HTTPServerOptions {
@@ -146,7 +185,42 @@ public final class SandboxServer: Sendable {
         state.setReady(false)
         server.shutdown(gracePeriodNanoseconds: UInt64(max(0, configuration.limits.shutdownGraceSeconds) * 1e9))
         group.shutdown()
+        retention.stop()
+        store.close()
     }
 
     public var openConnections: Int { server.openConnections }
+}
+
+/// The delivery engine takes accepted pushes for the provider endpoint.
+extension DeliveryEngine: AcceptedPushReceiver {}
+
+/// Prunes old notification records once a minute (storage.maxRecords, storage.maxAgeDays).
+final class Retention: Sendable {
+    private let task: Mutex<ScheduledTask?> = Mutex(nil)
+    private let stopped = Atomic<Bool>(false)
+
+    init(store: SQLiteStore, clock: any SandboxClock, settings: StorageSettings, logger: Logger) {
+        schedule(store: store, clock: clock, settings: settings, logger: logger)
+    }
+
+    private func schedule(store: SQLiteStore, clock: any SandboxClock, settings: StorageSettings, logger: Logger) {
+        guard !stopped.load(ordering: .relaxed) else { return }
+        let next = clock.schedule(afterMilliseconds: 60_000) { [self] in
+            let cutoff = clock.nowMilliseconds - Int64(settings.maxAgeDays * 86_400_000)
+            do {
+                let pruned = try store.prune(maxRecords: settings.maxRecords, olderThan: cutoff)
+                if pruned > 0 { logger.info("pruned notification records", [("count", "\(pruned)")]) }
+            } catch {
+                logger.warning("pruning failed", [("error", "\(error)")])
+            }
+            schedule(store: store, clock: clock, settings: settings, logger: logger)
+        }
+        task.withLock { $0 = next }
+    }
+
+    func stop() {
+        stopped.store(true, ordering: .relaxed)
+        task.withLock { $0?.cancel() }
+    }
 }

@@ -12,29 +12,30 @@ final class NotificationWaiters: Sendable {
     private struct Waiter {
         /// Waits for this record to be final…
         var apnsID: String?
-        /// …or for `count` final records matching `filter`.
+        /// …or, after a final record matching `filter`, for `isSatisfied` to hold.
         var filter: NotificationFilter?
+        var isSatisfied: (@Sendable () -> Bool)?
         var fire: @Sendable () -> Void
     }
 
     private let waiters = Mutex<[UInt64: Waiter]>([:])
     private let active = Atomic<Int>(0)
     private let nextID = Atomic<UInt64>(1)
-    /// Decides whether a filter waiter is satisfied (queries the store).
-    private let isSatisfied: @Sendable (NotificationFilter) -> Bool
 
-    init(isSatisfied: @escaping @Sendable (NotificationFilter) -> Bool) {
-        self.isSatisfied = isSatisfied
-    }
+    init() {}
 
     /// Parks `fire` until the record `apnsID` is final, or `timeoutSeconds` pass.
     func wait(forFinal apnsID: String, timeoutSeconds: Double, fire: @escaping @Sendable () -> Void) {
-        park(Waiter(apnsID: apnsID, filter: nil, fire: fire), timeoutSeconds: timeoutSeconds)
+        park(Waiter(apnsID: apnsID, filter: nil, isSatisfied: nil, fire: fire), timeoutSeconds: timeoutSeconds)
     }
 
-    /// Parks `fire` until `isSatisfied(filter)` holds, or `timeoutSeconds` pass.
-    func wait(for filter: NotificationFilter, timeoutSeconds: Double, fire: @escaping @Sendable () -> Void) {
-        park(Waiter(apnsID: nil, filter: filter, fire: fire), timeoutSeconds: timeoutSeconds)
+    /// Parks `fire` until `isSatisfied` holds (checked when a final record matching `filter`
+    /// appears), or `timeoutSeconds` pass.
+    func wait(
+        for filter: NotificationFilter, until isSatisfied: @escaping @Sendable () -> Bool, timeoutSeconds: Double,
+        fire: @escaping @Sendable () -> Void
+    ) {
+        park(Waiter(apnsID: nil, filter: filter, isSatisfied: isSatisfied, fire: fire), timeoutSeconds: timeoutSeconds)
     }
 
     private func park(_ waiter: Waiter, timeoutSeconds: Double) {
@@ -63,7 +64,7 @@ final class NotificationWaiters: Sendable {
             }
         }
         for (id, waiter) in candidates {
-            if let filter = waiter.filter, !isSatisfied(filter) { continue }
+            if let isSatisfied = waiter.isSatisfied, !isSatisfied() { continue }
             take(id)?.fire()
         }
     }

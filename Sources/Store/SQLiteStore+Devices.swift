@@ -1,0 +1,127 @@
+// APNs Sandbox — SQLiteStore as the DeviceRepository (devices and apps as JSON rows).
+import Foundation
+import Sandbox
+
+/// Devices and apps change rarely, so they use Foundation's JSON coders (sorted keys, so equal
+/// records store equal bytes). Writes are synchronous: each one is its own transaction on the
+/// writer thread and is durable when the call returns.
+extension SQLiteStore {
+    public func saveDevice(_ device: DeviceRecord) throws {
+        let json = try Self.encodeJSON(device)
+        try write { connection in
+            try connection.withStatement(
+                """
+                INSERT INTO devices(token, record) VALUES (?, ?)
+                ON CONFLICT(token) DO UPDATE SET record = excluded.record
+                """
+            ) { statement in
+                try statement.bind(device.token, at: 1)
+                try statement.bind(json, at: 2)
+                try statement.step()
+            }
+        }
+    }
+
+    public func device(token: String) throws -> DeviceRecord? {
+        try read { connection in
+            try connection.withStatement("SELECT record FROM devices WHERE token = ?") { statement in
+                try statement.bind(token, at: 1)
+                guard try statement.step() else { return nil }
+                return try Self.decodeJSON(DeviceRecord.self, statement.bytes(at: 0))
+            }
+        }
+    }
+
+    /// Devices in the order they were first saved. A `limit` of 0 or less returns nothing.
+    public func devices(limit: Int, offset: Int) throws -> [DeviceRecord] {
+        guard limit > 0 else { return [] }
+        return try read { connection in
+            try connection.withStatement("SELECT record FROM devices ORDER BY rowid LIMIT ? OFFSET ?") { statement in
+                try statement.bind(limit, at: 1)
+                try statement.bind(max(offset, 0), at: 2)
+                var devices: [DeviceRecord] = []
+                while try statement.step() {
+                    devices.append(try Self.decodeJSON(DeviceRecord.self, statement.bytes(at: 0)))
+                }
+                return devices
+            }
+        }
+    }
+
+    /// Deletes the device; returns false when there was none. Its notifications stay.
+    @discardableResult
+    public func deleteDevice(token: String) throws -> Bool {
+        try write { connection in
+            try connection.withStatement("DELETE FROM devices WHERE token = ?") { statement in
+                try statement.bind(token, at: 1)
+                try statement.step()
+                return connection.changes > 0
+            }
+        }
+    }
+
+    public func saveApp(_ app: AppRecord) throws {
+        let json = try Self.encodeJSON(app)
+        try write { connection in
+            try connection.withStatement(
+                """
+                INSERT INTO apps(bundle_id, record) VALUES (?, ?)
+                ON CONFLICT(bundle_id) DO UPDATE SET record = excluded.record
+                """
+            ) { statement in
+                try statement.bind(app.bundleID, at: 1)
+                try statement.bind(json, at: 2)
+                try statement.step()
+            }
+        }
+    }
+
+    public func app(bundleID: String) throws -> AppRecord? {
+        try read { connection in
+            try connection.withStatement("SELECT record FROM apps WHERE bundle_id = ?") { statement in
+                try statement.bind(bundleID, at: 1)
+                guard try statement.step() else { return nil }
+                return try Self.decodeJSON(AppRecord.self, statement.bytes(at: 0))
+            }
+        }
+    }
+
+    /// All apps, by bundle ID.
+    public func apps() throws -> [AppRecord] {
+        try read { connection in
+            try connection.withStatement("SELECT record FROM apps ORDER BY bundle_id") { statement in
+                var apps: [AppRecord] = []
+                while try statement.step() {
+                    apps.append(try Self.decodeJSON(AppRecord.self, statement.bytes(at: 0)))
+                }
+                return apps
+            }
+        }
+    }
+
+    /// Deletes the app; returns false when there was none.
+    @discardableResult
+    public func deleteApp(bundleID: String) throws -> Bool {
+        try write { connection in
+            try connection.withStatement("DELETE FROM apps WHERE bundle_id = ?") { statement in
+                try statement.bind(bundleID, at: 1)
+                try statement.step()
+                return connection.changes > 0
+            }
+        }
+    }
+
+    private static func encodeJSON(_ value: some Encodable) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return [UInt8](try encoder.encode(value))
+    }
+
+    private static func decodeJSON<Value: Decodable>(_ type: Value.Type, _ bytes: [UInt8]) throws -> Value {
+        do {
+            return try JSONDecoder().decode(type, from: Data(bytes))
+        } catch {
+            throw StoreError.corruptRecord("cannot decode \(Value.self): \(error)")
+        }
+    }
+}

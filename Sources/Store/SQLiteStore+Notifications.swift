@@ -1,0 +1,167 @@
+// APNs Sandbox — SQLiteStore as the NotificationRepository.
+import Sandbox
+
+extension SQLiteStore {
+    /// Queues `records` for the next group commit and returns at once.
+    ///
+    /// `completion` runs once, after the transaction holding all of `records` has committed (or
+    /// failed), on the store's writer thread. It runs at once on the calling thread when there is
+    /// nothing to save, when the store is closed (`closed`), or when too much is queued (`overloaded`).
+    /// The records of one call are committed atomically.
+    public func save(
+        _ records: [NotificationRecord], completion: @escaping @Sendable (Result<Void, any Error>) -> Void
+    ) {
+        guard !records.isEmpty else { return completion(.success(())) }
+        // Encoding happens here, on the callers' threads, so it runs in parallel and off the writer.
+        let rows = records.map(EncodedRow.init)
+        if let error = enqueue(.save(rows: rows, completion: completion), records: rows.count) {
+            completion(.failure(error))
+        }
+    }
+
+    /// Saves `records` and returns once they are committed.
+    public func save(_ records: [NotificationRecord]) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            save(records) { continuation.resume(with: $0) }
+        }
+    }
+
+    public func notification(apnsID: String) throws -> NotificationRecord? {
+        try read { connection in
+            try connection.withStatement("SELECT record FROM notifications WHERE apns_id = ?") { statement in
+                try statement.bind(apnsID, at: 1)
+                guard try statement.step() else { return nil }
+                return try statement.withBlob(at: 0, NotificationRecordCodec.decode)
+            }
+        }
+    }
+
+    /// Records matching `filter`, newest first (`received_at` descending, then most recently inserted).
+    /// A `limit` of 0 or less returns nothing; a negative `offset` counts as 0.
+    public func notifications(
+        matching filter: NotificationFilter, limit: Int, offset: Int
+    ) throws -> [NotificationRecord] {
+        guard limit > 0 else { return [] }
+        let condition = SQLCondition(filter)
+        let sql = """
+            SELECT record FROM notifications\(condition.sql) ORDER BY received_at DESC, seq DESC LIMIT ? OFFSET ?
+            """
+        return try read { connection in
+            try connection.withStatement(sql) { statement in
+                let next = try condition.bind(to: statement)
+                try statement.bind(limit, at: next)
+                try statement.bind(max(offset, 0), at: next + 1)
+                return try Self.decodeRecords(statement)
+            }
+        }
+    }
+
+    public func count(matching filter: NotificationFilter) throws -> Int {
+        let condition = SQLCondition(filter)
+        return try read { connection in
+            try connection.withStatement("SELECT count(*) FROM notifications\(condition.sql)") { statement in
+                try condition.bind(to: statement)
+                return try statement.step() ? statement.int(at: 0) : 0
+            }
+        }
+    }
+
+    /// Records whose status is not final, oldest first (`received_at`, then insertion order).
+    public func unfinished() throws -> [NotificationRecord] {
+        let condition = SQLCondition(statusIn: NotificationStatus.allCases.filter { !$0.isFinal })
+        return try read { connection in
+            try connection.withStatement(
+                "SELECT record FROM notifications\(condition.sql) ORDER BY received_at ASC, seq ASC"
+            ) { statement in
+                try condition.bind(to: statement)
+                return try Self.decodeRecords(statement)
+            }
+        }
+    }
+
+    /// Deletes matching records (an empty filter deletes all); returns how many. Saves queued
+    /// before this call are committed first.
+    @discardableResult
+    public func delete(matching filter: NotificationFilter) throws -> Int {
+        let condition = SQLCondition(filter)
+        return try write { connection in
+            try connection.withStatement("DELETE FROM notifications\(condition.sql)") { statement in
+                try condition.bind(to: statement)
+                try statement.step()
+                return connection.changes
+            }
+        }
+    }
+
+    /// Deletes final-status records received before `cutoff` (wall-clock ms), then the oldest
+    /// records of any status beyond the newest `maxRecords` (a negative `maxRecords` sets no cap).
+    /// - Returns: How many records were deleted in total.
+    @discardableResult
+    public func prune(maxRecords: Int, olderThan cutoff: Int64) throws -> Int {
+        let result = try prune(keepingAtMost: maxRecords, receivedBefore: cutoff)
+        return result.expired + result.overflow
+    }
+
+    /// Rows deleted per transaction by prune, so a large prune never holds up saves for long:
+    /// saves queued meanwhile are committed between two chunks.
+    static let pruneChunk = 5000
+
+    /// ``prune(maxRecords:olderThan:)`` with the two counts apart: `expired` (final and older than
+    /// the cutoff) and `overflow` (final records beyond the newest `maxRecords` final ones; records
+    /// still on their way to a device are never pruned, so nothing acknowledged is lost). Deletes in chunks of ``pruneChunk`` rows,
+    /// each its own transaction.
+    public func prune(
+        keepingAtMost maxRecords: Int, receivedBefore cutoff: Int64
+    ) throws -> (expired: Int, overflow: Int) {
+        let finalStatuses = SQLCondition(statusIn: NotificationStatus.allCases.filter(\.isFinal))
+        let chunk = Self.pruneChunk
+        var expired = 0
+        while true {
+            let deleted = try write { connection in
+                try connection.withStatement(
+                    """
+                    DELETE FROM notifications WHERE seq IN (
+                        SELECT seq FROM notifications\(finalStatuses.sql) AND received_at < ? LIMIT ?)
+                    """
+                ) { statement in
+                    let next = try finalStatuses.bind(to: statement)
+                    try statement.bind(cutoff, at: next)
+                    try statement.bind(chunk, at: next + 1)
+                    try statement.step()
+                    return connection.changes
+                }
+            }
+            expired += deleted
+            if deleted < chunk { break }
+        }
+        guard maxRecords >= 0 else { return (expired, 0) }
+        var overflow = 0
+        while true {
+            let deleted = try write { connection in
+                try connection.withStatement(
+                    """
+                    DELETE FROM notifications WHERE seq IN (
+                        SELECT seq FROM notifications\(finalStatuses.sql) ORDER BY received_at DESC, seq DESC LIMIT ? OFFSET ?)
+                    """
+                ) { statement in
+                    let next = try finalStatuses.bind(to: statement)
+                    try statement.bind(chunk, at: next)
+                    try statement.bind(maxRecords, at: next + 1)
+                    try statement.step()
+                    return connection.changes
+                }
+            }
+            overflow += deleted
+            if deleted < chunk { break }
+        }
+        return (expired, overflow)
+    }
+
+    private static func decodeRecords(_ statement: SQLiteConnection.Statement) throws -> [NotificationRecord] {
+        var records: [NotificationRecord] = []
+        while try statement.step() {
+            records.append(try statement.withBlob(at: 0, NotificationRecordCodec.decode))
+        }
+        return records
+    }
+}

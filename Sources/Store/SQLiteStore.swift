@@ -1,0 +1,144 @@
+// APNs Sandbox — durable notifications, devices and apps in one SQLite file (WAL, group commit).
+import Foundation
+import Glibc
+import Sandbox
+import Synchronization
+
+/// The embedded store: an SQLite database file in WAL mode.
+///
+/// ### Threads
+/// - **Writes** go through one dedicated writer thread (a Foundation `Thread`, never the Swift
+///   concurrency pool) that owns the only write connection. ``save(_:completion:)`` encodes the
+///   records on the caller's thread, queues them and returns at once; the writer commits everything
+///   queued together (group commit) and then calls the completions, on its own thread.
+/// - **Device, app, delete and prune writes** are synchronous: they queue a task for the same
+///   writer thread (so there is exactly one writer and never `SQLITE_BUSY` between our own
+///   connections) and block the caller until it is committed. Do not call them from a save
+///   completion (that is the writer thread itself): they throw `wrongThread` there.
+/// - **Reads** use a separate read-only connection behind a `Mutex`; WAL lets it read while the
+///   writer commits, and every read sees all commits whose completions have run.
+///
+/// ### Lifecycle
+/// ``init(path:synchronous:)`` opens (creating with mode 0600) and migrates the file, and fails
+/// with a ``StoreError`` for an unreadable or non-SQLite file. ``close()`` refuses new work, lets
+/// the writer finish everything queued, and closes both connections; afterwards saves complete
+/// with `closed` at once and other calls throw it. `deinit` closes an open store.
+///
+/// The type is `Sendable` without `@unchecked`: its own state is the read connection behind a
+/// `Mutex` and the ``WriteQueue`` (which documents its lock); the write connection never leaves
+/// the writer thread.
+public final class SQLiteStore: NotificationRepository, DeviceRepository {
+    /// SQLite's `PRAGMA synchronous` for the write connection.
+    public enum Synchronous: String, Sendable {
+        /// fsync the WAL on every commit: a committed save survives power loss.
+        case full = "FULL"
+        /// fsync only at checkpoints: a committed save survives a crash of the process, not of the machine.
+        case normal = "NORMAL"
+    }
+
+    /// Most records in one group-commit transaction (a single larger `save` call still commits alone).
+    public static let maxBatchRecords = 4096
+    /// Saves fail with `overloaded` once this many records wait for the writer.
+    public static let maxQueuedRecords = 262_144
+
+    /// The database file.
+    public let path: String
+    private let queue: WriteQueue
+    private let writerFinished: Latch<Void>
+    private let reader: Mutex<SQLiteConnection?>
+
+    /// Opens or creates the database at `path` and brings its schema up to date.
+    /// - Parameters:
+    ///   - path: A file path (not `:memory:`; the store uses two connections to one file).
+    ///   - synchronous: Durability of each commit; `.full` by default.
+    /// - Throws: ``StoreError`` when the file cannot be opened, is not an SQLite database, or has a
+    ///   newer schema than this build knows.
+    public init(path: String, synchronous: Synchronous = .full) throws {
+        guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else {
+            throw StoreError.invalidPath(path)
+        }
+        Self.createPrivately(path)
+        self.path = path
+        let queue = WriteQueue(maxQueuedRecords: Self.maxQueuedRecords)
+        let finished = try StoreWriter.start(
+            path: path, synchronous: synchronous, queue: queue, maxBatchRecords: Self.maxBatchRecords)
+        let reader: SQLiteConnection
+        do {
+            reader = try SQLiteConnection(path: path, readOnly: true)
+            try reader.execute("PRAGMA foreign_keys = ON")
+        } catch {
+            queue.close()
+            finished.wait()
+            throw error
+        }
+        self.queue = queue
+        self.writerFinished = finished
+        self.reader = Mutex(reader)
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Write transactions committed so far (group-commit batches plus synchronous writes).
+    public var committedTransactions: Int {
+        queue.committedTransactions.load(ordering: .relaxed)
+    }
+
+    /// Whether ``close()`` has been called.
+    public var isClosed: Bool { queue.isClosed }
+
+    /// Commits everything already queued, then closes the database. Later calls fail with `closed`.
+    /// Blocks until the writer thread is done; safe to call more than once and from several threads.
+    ///
+    /// Called from a save completion (the writer thread itself), it cannot wait for the writer: it
+    /// then returns at once and the writer closes the file after finishing the queue.
+    public func close() {
+        queue.close()
+        reader.withLock { connection in
+            connection?.close()
+            connection = nil
+        }
+        // The last reference may be dropped by a completion, running deinit on the writer thread.
+        guard !queue.isOnWriterThread else { return }
+        writerFinished.wait()
+    }
+
+    // MARK: Plumbing for the repository methods
+
+    /// Runs `body` on the read connection.
+    func read<Value: Sendable>(_ body: (SQLiteConnection) throws -> Value) throws -> Value {
+        try reader.withLock { connection in
+            guard let connection else { throw StoreError.closed() }
+            return try body(connection)
+        }
+    }
+
+    /// Runs `body` in its own transaction on the writer thread and waits for the commit.
+    /// - Returns: What `body` returned.
+    func write<Value: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> Value) throws -> Value {
+        guard !queue.isOnWriterThread else { throw StoreError.wrongThread() }
+        let done = Latch<Result<any Sendable, any Error>>()
+        if let error = queue.enqueue(.task(body: body, completion: { done.fulfill($0) })) {
+            throw error
+        }
+        guard let value = try done.wait().get() as? Value else {
+            preconditionFailure("a store write task returned a value of the wrong type")
+        }
+        return value
+    }
+
+    func enqueue(_ item: WriteItem, records: Int) -> StoreError? {
+        queue.enqueue(item, records: records)
+    }
+
+    /// Creates a missing database file with mode 0600 so no other user can read pushes.
+    /// SQLite gives its `-wal` and `-shm` files the database file's mode. An existing file keeps its mode.
+    private static func createPrivately(_ path: String) {
+        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        if fd >= 0 {
+            Glibc.close(fd)
+        }
+        // On failure SQLite's own open reports the error with its message.
+    }
+}

@@ -1,0 +1,79 @@
+// APNs Sandbox — the database schema as an ordered list of migrations.
+
+/// The schema, version by version.
+///
+/// `schema_version` holds one row: the number of the last migration applied. On open, every
+/// migration above it runs, in order, in one `BEGIN IMMEDIATE` transaction together with the
+/// version update, so a crash mid-migration leaves the previous version intact and reopening is
+/// idempotent. To change the schema, append `Migration(version: 2, …)`; never edit a shipped one.
+enum Schema {
+    struct Migration {
+        let version: Int
+        /// DDL statements (no parameters), run in order.
+        let statements: [String]
+    }
+
+    static let migrations: [Migration] = [
+        Migration(
+            version: 1,
+            statements: [
+                """
+                CREATE TABLE notifications(
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    apns_id TEXT NOT NULL UNIQUE,
+                    device_token TEXT NOT NULL,
+                    topic TEXT NOT NULL,
+                    bundle_id TEXT NOT NULL,
+                    status TEXT NOT NULL,
+                    received_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    record BLOB NOT NULL
+                )
+                """,
+                "CREATE INDEX notifications_device_received ON notifications(device_token, received_at)",
+                "CREATE INDEX notifications_status ON notifications(status)",
+                "CREATE INDEX notifications_received ON notifications(received_at)",
+                "CREATE INDEX notifications_topic ON notifications(topic)",
+                "CREATE TABLE devices(token TEXT PRIMARY KEY, record BLOB NOT NULL)",
+                "CREATE TABLE apps(bundle_id TEXT PRIMARY KEY, record BLOB NOT NULL)",
+            ]),
+    ]
+
+    static var latestVersion: Int { migrations.last?.version ?? 0 }
+
+    /// Brings the database up to ``latestVersion``.
+    /// - Returns: The versions that were applied (empty when the schema was already current).
+    /// - Throws: ``StoreError`` (`unsupportedSchema`) when the file is newer than this build.
+    @discardableResult
+    static func migrate(_ connection: SQLiteConnection) throws -> [Int] {
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            try connection.execute("CREATE TABLE IF NOT EXISTS schema_version(version INTEGER NOT NULL)")
+            let current = try connection.withStatement("SELECT max(version) FROM schema_version") { statement in
+                try statement.step() && !statement.isNull(at: 0) ? statement.int(at: 0) : 0
+            }
+            guard current <= latestVersion else {
+                throw StoreError.unsupportedSchema(found: current, known: latestVersion)
+            }
+            var applied: [Int] = []
+            for migration in migrations where migration.version > current {
+                for statement in migration.statements {
+                    try connection.execute(statement)
+                }
+                applied.append(migration.version)
+            }
+            if let last = applied.last {
+                try connection.execute("DELETE FROM schema_version")
+                try connection.withStatement("INSERT INTO schema_version(version) VALUES (?)") { statement in
+                    try statement.bind(last, at: 1)
+                    try statement.step()
+                }
+            }
+            try connection.execute("COMMIT")
+            return applied
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+}

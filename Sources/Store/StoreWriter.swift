@@ -1,0 +1,180 @@
+// APNs Sandbox — the writer thread: owns the write connection and commits queued work in batches.
+import Foundation
+import Glibc
+
+/// The body of the store's one writer thread (group commit).
+///
+/// It opens the write connection on its own thread (so the connection never crosses threads),
+/// applies migrations, reports readiness through a ``Latch``, then loops: take everything queued,
+/// commit consecutive saves in `BEGIN IMMEDIATE … COMMIT` transactions of at most
+/// ``maxBatchRecords`` rows (one `save` call is never split), run each synchronous write in its own
+/// transaction, and only after each commit call the completions of the work it contained. Because
+/// callers keep queueing while a commit (and its fsync) is in progress, many callers share one commit.
+/// Completions run on this thread: they must be quick and must not make synchronous store writes.
+final class StoreWriter {
+    static let upsertSQL = """
+        INSERT INTO notifications(apns_id, device_token, topic, bundle_id, status, received_at, updated_at, record)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT(apns_id) DO UPDATE SET
+            device_token = excluded.device_token, topic = excluded.topic, bundle_id = excluded.bundle_id,
+            status = excluded.status, received_at = excluded.received_at, updated_at = excluded.updated_at,
+            record = excluded.record
+        """
+
+    private let connection: SQLiteConnection
+    private let queue: WriteQueue
+    private let maxBatchRecords: Int
+
+    private init(connection: SQLiteConnection, queue: WriteQueue, maxBatchRecords: Int) {
+        self.connection = connection
+        self.queue = queue
+        self.maxBatchRecords = maxBatchRecords
+    }
+
+    /// Starts the writer thread and waits until its connection is open and migrated.
+    /// - Returns: A latch fulfilled when the thread has drained the closed queue and closed its connection.
+    /// - Throws: The open or migration error (the thread has then already exited).
+    static func start(
+        path: String, synchronous: SQLiteStore.Synchronous, queue: WriteQueue, maxBatchRecords: Int
+    ) throws -> Latch<Void> {
+        let ready = Latch<Result<Void, StoreError>>()
+        let finished = Latch<Void>()
+        let thread = Thread {
+            queue.writerThread.store(UInt(pthread_self()), ordering: .relaxed)
+            defer {
+                // pthread IDs are reused: forget ours before another thread can get it.
+                queue.writerThread.store(0, ordering: .relaxed)
+                finished.fulfill(())
+            }
+            let connection: SQLiteConnection
+            do {
+                connection = try SQLiteConnection(path: path, readOnly: false)
+                try configure(connection, synchronous: synchronous)
+                try Schema.migrate(connection)
+            } catch let error as StoreError {
+                ready.fulfill(.failure(error.message.contains(path) ? error : error.withContext(path)))
+                return
+            } catch {
+                ready.fulfill(.failure(.sqlite(0, "\(error)", sql: nil)))
+                return
+            }
+            ready.fulfill(.success(()))
+            StoreWriter(connection: connection, queue: queue, maxBatchRecords: maxBatchRecords).run()
+            connection.close()
+        }
+        thread.name = "store-writer"
+        thread.start()
+        try ready.wait().get()
+        return finished
+    }
+
+    private static func configure(_ connection: SQLiteConnection, synchronous: SQLiteStore.Synchronous) throws {
+        // journal_mode is stored in the file; the others are per connection.
+        try connection.execute("PRAGMA journal_mode = WAL")
+        try connection.execute("PRAGMA synchronous = \(synchronous.rawValue)")
+        try connection.execute("PRAGMA foreign_keys = ON")
+        // A bigger page cache keeps the four notification indexes in memory while inserting.
+        try connection.execute("PRAGMA cache_size = -16384")
+        // Truncate the WAL after checkpoints so it does not stay at its high-water mark.
+        try connection.execute("PRAGMA journal_size_limit = 67108864")
+    }
+
+    private func run() {
+        var recycled: [WriteItem] = []
+        while var items = queue.takeAll(recycling: &recycled) {
+            process(items)
+            items.removeAll(keepingCapacity: true)
+            recycled = items
+        }
+    }
+
+    private func process(_ items: [WriteItem]) {
+        var batch: [(rows: [EncodedRow], completion: @Sendable (Result<Void, any Error>) -> Void)] = []
+        var batchRows = 0
+        for item in items {
+            switch item {
+            case .save(let rows, let completion):
+                if batchRows > 0, batchRows + rows.count > maxBatchRecords {
+                    commit(batch)
+                    batch.removeAll(keepingCapacity: true)
+                    batchRows = 0
+                }
+                batch.append((rows, completion))
+                batchRows += rows.count
+            case .task(let body, let completion):
+                if !batch.isEmpty {
+                    commit(batch)
+                    batch.removeAll(keepingCapacity: true)
+                    batchRows = 0
+                }
+                run(body, completion: completion)
+            }
+        }
+        if !batch.isEmpty {
+            commit(batch)
+        }
+    }
+
+    /// Commits the saves in one transaction, then completes them. If the transaction fails and it
+    /// held several saves, each save is retried alone so one bad save cannot fail its neighbours.
+    private func commit(_ saves: [(rows: [EncodedRow], completion: @Sendable (Result<Void, any Error>) -> Void)]) {
+        do {
+            try transaction {
+                let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+                try connection.withStatement(Self.upsertSQL) { statement in
+                    for save in saves {
+                        for row in save.rows {
+                            try statement.bind(row.apnsID, at: 1)
+                            try statement.bind(row.deviceToken, at: 2)
+                            try statement.bind(row.topic, at: 3)
+                            try statement.bind(row.bundleID, at: 4)
+                            try statement.bind(row.status.rawValue, at: 5)
+                            try statement.bind(row.receivedAt, at: 6)
+                            try statement.bind(now, at: 7)
+                            try statement.bind(row.record, at: 8)
+                            try statement.step()
+                            statement.resetForNextRow()
+                        }
+                    }
+                }
+            }
+        } catch {
+            if saves.count > 1 {
+                for save in saves {
+                    commit([save])
+                }
+            } else {
+                for save in saves {
+                    save.completion(.failure(error))
+                }
+            }
+            return
+        }
+        for save in saves {
+            save.completion(.success(()))
+        }
+    }
+
+    private func run(
+        _ body: @Sendable (SQLiteConnection) throws -> any Sendable,
+        completion: @Sendable (Result<any Sendable, any Error>) -> Void
+    ) {
+        let result = Result { try transaction { try body(connection) } }
+        completion(result)
+    }
+
+    private func transaction<Value>(_ body: () throws -> Value) throws -> Value {
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            let value = try body()
+            try connection.execute("COMMIT")
+            queue.committedTransactions.add(1, ordering: .relaxed)
+            return value
+        } catch {
+            if connection.isInTransaction {
+                try? connection.execute("ROLLBACK")
+            }
+            throw error
+        }
+    }
+}

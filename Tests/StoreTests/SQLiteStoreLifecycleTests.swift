@@ -1,0 +1,145 @@
+// APNs Sandbox — opening, reopening, closing and bad files.
+import Foundation
+import Glibc
+import Sandbox
+@testable import Store
+import Testing
+
+@Suite struct SQLiteStoreLifecycleTests {
+    /// Records, devices and apps survive close and reopen; reopening applies no migration twice.
+    @Test func persistsAcrossReopen() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("durable.sqlite")
+        let record = sampleRecord(status: .stored)
+        let device = DeviceRecord(token: "tok", environment: .production, keys: ["com.a": "a2V5"], createdAt: 7)
+        do {
+            let store = try SQLiteStore(path: path)
+            try await store.save([record])
+            try store.saveDevice(device)
+            try store.saveApp(AppRecord(bundleID: "com.a", teamID: "TEAM"))
+            store.close()
+        }
+        for _ in 0..<2 {
+            let store = try SQLiteStore(path: path)
+            #expect(try store.notification(apnsID: record.apnsID) == record)
+            #expect(try store.unfinished() == [record])
+            #expect(try store.device(token: "tok") == device)
+            #expect(try store.app(bundleID: "com.a")?.teamID == "TEAM")
+            let versions = try store.read { connection in
+                try connection.withStatement("SELECT version FROM schema_version") { statement in
+                    var versions: [Int] = []
+                    while try statement.step() { versions.append(statement.int(at: 0)) }
+                    return versions
+                }
+            }
+            #expect(versions == [Schema.latestVersion])
+            store.close()
+        }
+    }
+
+    /// The database is WAL-mode, readable only by its owner, and uses FULL sync unless asked otherwise.
+    @Test func createsPrivateWALFile() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("private.sqlite")
+        let store = try SQLiteStore(path: path)
+        try await store.save([sampleRecord()])
+        for file in [path, path + "-wal", path + "-shm"] {
+            var info = stat()
+            #expect(stat(file, &info) == 0)
+            #expect(info.st_mode & 0o777 == 0o600, "\(file)")
+        }
+        let mode = try store.read { connection in
+            try connection.withStatement("PRAGMA journal_mode") { statement in
+                try statement.step() ? statement.string(at: 0) : nil
+            }
+        }
+        #expect(mode == "wal")
+        store.close()
+        let normal = try SQLiteStore(path: directory.file("normal.sqlite"), synchronous: .normal)
+        try await normal.save([sampleRecord()])
+        #expect(try normal.count(matching: NotificationFilter()) == 1)
+    }
+
+    /// A file that is not an SQLite database fails to open with SQLITE_NOTADB and a clear message.
+    @Test func rejectsNonSQLiteFile() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("garbage.sqlite")
+        try Data(String(repeating: "this is not a database\n", count: 200).utf8).write(to: URL(fileURLWithPath: path))
+        let error = try #require(throws: StoreError.self) { try SQLiteStore(path: path) }
+        #expect(error.code == .sqlite)
+        #expect(error.resultCode & 0xFF == 26)  // SQLITE_NOTADB
+        #expect(error.description.contains("not a database"))
+        #expect(error.description.contains(path))
+        #expect(error.sql != nil)
+    }
+
+    /// A path in a missing directory and `:memory:` are clear errors.
+    @Test func rejectsUnusablePaths() throws {
+        let missing = try #require(throws: StoreError.self) {
+            try SQLiteStore(path: "/nonexistent-dir-\(UUID().uuidString)/x.sqlite")
+        }
+        #expect(missing.code == .sqlite)
+        #expect(missing.description.contains("unable to open"))
+        let memory = try #require(throws: StoreError.self) { try SQLiteStore(path: ":memory:") }
+        #expect(memory.code == .invalidPath)
+    }
+
+    /// A database from a newer build (higher schema version) is refused, not silently used.
+    @Test func refusesNewerSchema() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("newer.sqlite")
+        let store = try SQLiteStore(path: path)
+        _ = try store.write { connection in
+            try connection.execute("UPDATE schema_version SET version = 999")
+            return 0
+        }
+        store.close()
+        let error = try #require(throws: StoreError.self) { try SQLiteStore(path: path) }
+        #expect(error.code == .unsupportedSchema)
+    }
+
+    /// close() commits what was queued; afterwards saves fail at once and other calls throw `closed`.
+    @Test func closeDrainsThenFailsFast() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("closing.sqlite")
+        let store = try SQLiteStore(path: path)
+        let results = Latch<Result<Void, any Error>>()
+        store.save((0..<500).map { sampleRecord(apnsID: "c\($0)") }) { results.fulfill($0) }
+        store.close()
+        #expect(throws: Never.self) { try results.wait().get() }
+        #expect(store.isClosed)
+
+        let late = Latch<Result<Void, any Error>>()
+        store.save([sampleRecord()]) { late.fulfill($0) }
+        // The completion already ran, on this thread.
+        guard case .failure(let error) = late.wait() else { Issue.record("save after close succeeded"); return }
+        #expect((error as? StoreError)?.code == .closed)
+        #expect(throws: StoreError.self) { try store.count(matching: NotificationFilter()) }
+        #expect(throws: StoreError.self) { try store.saveDevice(DeviceRecord(token: "t", environment: .development)) }
+        store.close()  // twice is fine
+
+        let reopened = try SQLiteStore(path: path)
+        #expect(try reopened.count(matching: NotificationFilter()) == 500)
+    }
+}
+
+extension SQLiteStoreLifecycleTests {
+    /// A store whose last reference is dropped inside a save completion shuts down without deadlocking.
+    @Test func releasingStoreInsideCompletionDoesNotDeadlock() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("release.sqlite")
+        let done = Latch<Bool>()
+        do {
+            let store = try SQLiteStore(path: path)
+            store.save([sampleRecord(apnsID: "last")]) { [store] _ in
+                // The closure holds the last reference once the outer scope ends; close from here too.
+                store.close()
+                done.fulfill(store.isClosed)
+            }
+        }
+        #expect(done.wait())
+        // The writer finishes on its own; the file then opens again with the record in it.
+        let reopened = try SQLiteStore(path: path)
+        #expect(try reopened.notification(apnsID: "last") != nil)
+    }
+}
