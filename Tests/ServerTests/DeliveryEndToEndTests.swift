@@ -1,0 +1,129 @@
+// APNs Sandbox — from a push on the wire to what the device shows, over the REST inbox.
+import Foundation
+import Testing
+
+@Suite struct DeliveryEndToEndTests {
+    /// Sends one push over h2c; returns (status, apns-id).
+    private func push(_ server: TestServer, device: String, payload: String, headers: [String] = []) async throws -> (Int, String) {
+        let output = try await curl([
+            "--http2-prior-knowledge", "-D", "-", "-o", "/dev/null", "-X", "POST",
+            "\(server.httpBase)/3/device/\(device)", "-H", server.authorizationHeader, "-H", "apns-topic: \(testTopic)",
+            "-d", payload,
+        ] + headers.flatMap { ["-H", $0] })
+        let lines = output.stdoutText.split(separator: "\r\n")
+        let status = lines.first.flatMap { $0.split(separator: " ").dropFirst().first }.flatMap { Int($0) } ?? 0
+        let apnsID = lines.first { $0.lowercased().hasPrefix("apns-id:") }
+            .map { $0.dropFirst("apns-id:".count).trimmingCharacters(in: .whitespaces) } ?? ""
+        return (status, apnsID)
+    }
+
+    private func getJSON(_ url: String, method: String = "GET", body: String? = nil) async throws -> [String: Any] {
+        var arguments = ["-X", method, url]
+        if let body { arguments += ["-H", "content-type: application/json", "-d", body] }
+        let output = try await curl(arguments)
+        return try #require(try JSONSerialization.jsonObject(with: output.stdout) as? [String: Any], "not JSON: \(output)")
+    }
+
+    /// A push answered 200 is readable at once; `wait` returns it displayed, with content and timeline.
+    @Test func pushIsDisplayedWithTimeline() async throws {
+        try await withServer { server in
+            let (status, apnsID) = try await push(server, device: deviceToken, payload: #"{"aps":{"alert":{"title":"Hi","body":"There"},"badge":2,"thread-id":"t"},"order":7}"#)
+            #expect(status == 200)
+            let record = try await getJSON("\(server.httpBase)/api/v1/notifications/\(apnsID)?wait=5")
+            #expect(record["status"] as? String == "displayed")
+            #expect(record["outcome"] as? String == "direct")
+            #expect(record["final"] as? Bool == true)
+            let displayed = try #require(record["displayed"] as? [String: Any])
+            #expect(displayed["title"] as? String == "Hi")
+            #expect(displayed["body"] as? String == "There")
+            #expect(displayed["badge"] as? Int == 2)
+            #expect(displayed["threadId"] as? String == "t")
+            #expect((displayed["userInfo"] as? [String: Any])?["order"] as? Int == 7)
+            let steps = (record["timeline"] as? [[String: Any]])?.compactMap { $0["step"] as? String }
+            #expect(steps == ["accepted", "delivering", "displayed"])
+            #expect((record["jwt"] as? [String: Any])?["teamId"] as? String == testTeamID)
+        }
+    }
+
+    /// Offline: pushes are stored (only the newest per app survives); online: it is displayed.
+    @Test func offlineDeviceGetsStoredPushWhenOnline() async throws {
+        try await withServer { server in
+            let device = String(repeating: "cd", count: 32)
+            let created = try await getJSON(
+                "\(server.httpBase)/api/v1/devices", method: "POST",
+                body: #"{"token":"\#(device)","apps":["\#(testTopic)"],"online":false}"#)
+            #expect(created["online"] as? Bool == false)
+            let (_, first) = try await push(server, device: device, payload: #"{"aps":{"alert":"one"}}"#)
+            let (status, second) = try await push(server, device: device, payload: #"{"aps":{"alert":"two"}}"#)
+            #expect(status == 200)
+            #expect(try await getJSON("\(server.httpBase)/api/v1/notifications/\(second)")["status"] as? String == "stored")
+            #expect(try await getJSON("\(server.httpBase)/api/v1/notifications/\(first)?wait=5")["status"] as? String == "discarded")
+            _ = try await getJSON("\(server.httpBase)/api/v1/devices/\(device)", method: "PATCH", body: #"{"online":true}"#)
+            let delivered = try await getJSON("\(server.httpBase)/api/v1/notifications/\(second)?wait=5")
+            #expect(delivered["status"] as? String == "displayed")
+            let steps = (delivered["timeline"] as? [[String: Any]])?.compactMap { $0["step"] as? String } ?? []
+            #expect(steps.first == "accepted" && steps.contains("stored") && steps.last == "displayed")
+            let center = try await getJSON("\(server.httpBase)/api/v1/devices/\(device)/notification-center")
+            #expect((center["notifications"] as? [[String: Any]])?.map { $0["apnsId"] as? String } == [second])
+        }
+    }
+
+    /// Localized alerts resolve against the app's strings for the device locale (with fallback).
+    @Test func localizedAlertUsesDeviceLocale() async throws {
+        try await withServer { server in
+            _ = try await getJSON(
+                "\(server.httpBase)/api/v1/apps/\(testTopic)", method: "PATCH",
+                body: #"{"strings":{"fr":{"INVITE":"%2$@ et %1$@ vous invitent"},"en":{"INVITE":"%2$@ and %1$@ invite you"}}}"#)
+            let device = String(repeating: "ef", count: 32)
+            _ = try await getJSON(
+                "\(server.httpBase)/api/v1/devices", method: "POST",
+                body: #"{"token":"\#(device)","apps":["\#(testTopic)"],"locale":"fr_CA"}"#)
+            let (_, apnsID) = try await push(
+                server, device: device, payload: #"{"aps":{"alert":{"loc-key":"INVITE","loc-args":["Jenna","Frank"]}}}"#)
+            let record = try await getJSON("\(server.httpBase)/api/v1/notifications/\(apnsID)?wait=5")
+            #expect((record["displayed"] as? [String: Any])?["body"] as? String == "Frank et Jenna vous invitent")
+        }
+    }
+
+    /// Uninstalling the app over the API makes later pushes 410 Unregistered with the uninstall time.
+    @Test func uninstalledAppGetsUnregistered() async throws {
+        try await withServer { server in
+            let device = String(repeating: "12", count: 32)
+            _ = try await getJSON("\(server.httpBase)/api/v1/devices", method: "POST", body: #"{"token":"\#(device)","apps":["\#(testTopic)"]}"#)
+            let updated = try await getJSON(
+                "\(server.httpBase)/api/v1/devices/\(device)", method: "PATCH", body: #"{"uninstallApps":["\#(testTopic)"]}"#)
+            let uninstalledAt = ((updated["apps"] as? [[String: Any]])?.first?["uninstalledAt"] as? Int).map(Int64.init)
+            let output = try await curl([
+                "--http2-prior-knowledge", "-s", "-X", "POST", "\(server.httpBase)/3/device/\(device)",
+                "-H", server.authorizationHeader, "-H", "apns-topic: \(testTopic)", "-d", #"{"aps":{"alert":"x"}}"#,
+                "-w", "\n%{http_code}",
+            ])
+            #expect(output.stdoutText.hasSuffix("\n410"))
+            let body = try #require(try JSONSerialization.jsonObject(with: Data(output.stdoutText.split(separator: "\n").first.map { Array($0.utf8) } ?? [])) as? [String: Any])
+            #expect(body["reason"] as? String == "Unregistered")
+            #expect((body["timestamp"] as? Int).map(Int64.init) == uninstalledAt)
+        }
+    }
+
+    /// The REST API answers bad input with JSON problems, never a 5xx.
+    @Test func badInputGetsProblems() async throws {
+        try await withServer { server in
+            let cases: [(String, String, String?, Int)] = [
+                ("POST", "/api/v1/devices", #"{"token":"xyz"}"#, 422),
+                ("POST", "/api/v1/devices", "{nope", 400),
+                ("GET", "/api/v1/devices/\(String(repeating: "99", count: 32))", nil, 404),
+                ("GET", "/api/v1/notifications?limit=0", nil, 400),
+                ("GET", "/api/v1/notifications?status=flying", nil, 400),
+                ("GET", "/api/v1/notifications/nope", nil, 404),
+                ("DELETE", "/api/v1/notifications", nil, 400),
+                ("PATCH", "/api/v1/devices/\(deviceToken)", #"{"uninstallApps":["com.not.installed"]}"#, 404),
+            ]
+            for (method, path, body, expected) in cases {
+                var arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", method, server.httpBase + path]
+                if let body { arguments += ["-d", body] }
+                let output = try await curl(arguments)
+                #expect(output.stdoutText == "\(expected)", "\(method) \(path) → \(output.stdoutText)")
+            }
+        }
+    }
+}
