@@ -134,6 +134,14 @@ public final class SandboxServer: Sendable {
                 try store.saveApp(AppRecord(bundleID: bundleID, teamID: team.teamID))
             }
         }
+        // Apps declared with strings or an extension: the configuration is the source of truth for them.
+        for app in configuration.apps {
+            let extensionJSON = try app.serviceExtension.map { value in
+                try String(decoding: JSONEncoder().encode(value), as: UTF8.self)
+            }
+            try store.saveApp(AppRecord(
+                bundleID: app.bundleID, teamID: app.teamID, strings: app.strings, serviceExtensionJSON: extensionJSON))
+        }
         for device in configuration.devices {
             guard let token = DeviceToken(hex: device.token) else {
                 throw ConfigurationError("device \(device.token.prefix(8))…: not a hex device token")

@@ -127,3 +127,29 @@ public struct DeviceConfiguration: Codable, Sendable, Equatable {
         apps = try c.decodeIfPresent([String].self, forKey: .apps) ?? []
     }
 }
+
+/// An app with its localized strings and service extension (optional: `teams[].apps` is enough
+/// for an app without strings).
+public struct AppConfiguration: Codable, Sendable, Equatable {
+    public var bundleID: String
+    public var teamID: String
+    /// `Localizable.strings` per language: `{"en": {"KEY": "Hello %@"}, "fr": {…}}`.
+    public var strings: [String: [String: String]] = [:]
+    /// The service extension configuration (the extension runtime defines it), as given.
+    public var serviceExtension: JSONValue?
+
+    public init(bundleID: String, teamID: String, strings: [String: [String: String]] = [:], serviceExtension: JSONValue? = nil) {
+        self.bundleID = bundleID
+        self.teamID = teamID
+        self.strings = strings
+        self.serviceExtension = serviceExtension
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        bundleID = try c.decode(String.self, forKey: .bundleID)
+        teamID = try c.decode(String.self, forKey: .teamID)
+        strings = try c.decodeIfPresent([String: [String: String]].self, forKey: .strings) ?? [:]
+        serviceExtension = try c.decodeIfPresent(JSONValue.self, forKey: .serviceExtension)
+    }
+}

@@ -89,6 +89,8 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
     public var storage = StorageSettings()
     public var delivery = DeliverySettings()
     public var teams: [TeamConfiguration] = []
+    /// Apps with strings or a service extension (seeded into the store at every start).
+    public var apps: [AppConfiguration] = []
     public var devices: [DeviceConfiguration] = []
 
     public init() {}
@@ -107,6 +109,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         storage = try c.decodeIfPresent(StorageSettings.self, forKey: .storage) ?? d.storage
         delivery = try c.decodeIfPresent(DeliverySettings.self, forKey: .delivery) ?? d.delivery
         teams = try c.decodeIfPresent([TeamConfiguration].self, forKey: .teams) ?? d.teams
+        apps = try c.decodeIfPresent([AppConfiguration].self, forKey: .apps) ?? d.apps
         devices = try c.decodeIfPresent([DeviceConfiguration].self, forKey: .devices) ?? d.devices
     }
 
