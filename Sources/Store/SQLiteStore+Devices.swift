@@ -20,9 +20,17 @@ extension SQLiteStore {
                 try statement.step()
             }
         }
+        deviceCache.set(device, for: device.token)
     }
 
     public func device(token: String) throws -> DeviceRecord? {
+        if let cached = deviceCache.lookup(token) { return cached }
+        let found = try readDevice(token: token)
+        deviceCache.set(found, for: token)
+        return found
+    }
+
+    private func readDevice(token: String) throws -> DeviceRecord? {
         try read { connection in
             try connection.withStatement("SELECT record FROM devices WHERE token = ?") { statement in
                 try statement.bind(token, at: 1)
@@ -51,7 +59,8 @@ extension SQLiteStore {
     /// Deletes the device; returns false when there was none. Its notifications stay.
     @discardableResult
     public func deleteDevice(token: String) throws -> Bool {
-        try write { connection in
+        defer { deviceCache.set(nil, for: token) }
+        return try write { connection in
             try connection.withStatement("DELETE FROM devices WHERE token = ?") { statement in
                 try statement.bind(token, at: 1)
                 try statement.step()
@@ -74,9 +83,17 @@ extension SQLiteStore {
                 try statement.step()
             }
         }
+        appCache.set(app, for: app.bundleID)
     }
 
     public func app(bundleID: String) throws -> AppRecord? {
+        if let cached = appCache.lookup(bundleID) { return cached }
+        let found = try readApp(bundleID: bundleID)
+        appCache.set(found, for: bundleID)
+        return found
+    }
+
+    private func readApp(bundleID: String) throws -> AppRecord? {
         try read { connection in
             try connection.withStatement("SELECT record FROM apps WHERE bundle_id = ?") { statement in
                 try statement.bind(bundleID, at: 1)
@@ -102,7 +119,8 @@ extension SQLiteStore {
     /// Deletes the app; returns false when there was none.
     @discardableResult
     public func deleteApp(bundleID: String) throws -> Bool {
-        try write { connection in
+        defer { appCache.set(nil, for: bundleID) }
+        return try write { connection in
             try connection.withStatement("DELETE FROM apps WHERE bundle_id = ?") { statement in
                 try statement.bind(bundleID, at: 1)
                 try statement.step()

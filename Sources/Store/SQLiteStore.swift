@@ -46,6 +46,10 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
     private let queue: WriteQueue
     private let writerFinished: Latch<Void>
     private let reader: Mutex<SQLiteConnection?>
+    /// Devices and apps by key, as last written or read (nil = known to be absent): the delivery
+    /// engine reads them for every push, which must not cost a query each time.
+    let deviceCache = RecordCache<DeviceRecord>()
+    let appCache = RecordCache<AppRecord>()
 
     /// Opens or creates the database at `path` and brings its schema up to date.
     /// - Parameters:

@@ -37,6 +37,15 @@ enum Schema {
                 "CREATE TABLE devices(token TEXT PRIMARY KEY, record BLOB NOT NULL)",
                 "CREATE TABLE apps(bundle_id TEXT PRIMARY KEY, record BLOB NOT NULL)",
             ]),
+        // Filters that combine a device or the newest-first order with a status (the API's
+        // `?device=…&status=…` and `wait` counts) without sorting every record of that status.
+        Migration(
+            version: 2,
+            statements: [
+                "CREATE INDEX notifications_device_status ON notifications(device_token, status, received_at)",
+                "CREATE INDEX notifications_status_received ON notifications(status, received_at)",
+                "DROP INDEX notifications_status",
+            ]),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
