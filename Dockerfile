@@ -21,10 +21,11 @@ RUN swift build -c release --product apns-sandbox --static-swift-stdlib \
 # ---- runtime ----------------------------------------------------------------------------------------
 FROM debian:bookworm-slim
 # Only the shared libraries the binary links (the Swift runtime is linked in statically):
-# OpenSSL, nghttp2, SQLite, zlib, libstdc++ (Swift runtime), plus CA certificates.
+# OpenSSL, nghttp2, SQLite, zlib, libcurl (URLSession: media downloads, webhook extensions), libstdc++
+# (Swift runtime), plus CA certificates.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        libssl3 libnghttp2-14 libsqlite3-0 zlib1g libstdc++6 ca-certificates \
+        libssl3 libnghttp2-14 libsqlite3-0 zlib1g libcurl4 libstdc++6 ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 apns \
  && useradd --system --uid 10001 --gid apns --home-dir /app --no-create-home --shell /usr/sbin/nologin apns \

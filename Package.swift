@@ -11,6 +11,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "apns-sandbox", targets: ["apns-sandbox"]),
+        .library(name: "ServiceExtensionKit", targets: ["ServiceExtensionKit"]),
     ],
     targets: [
         // System libraries through pkg-config (Debian providers in brackets).
@@ -30,10 +31,17 @@ let package = Package(
         .target(name: "HTTP", dependencies: ["Support", "Transport", "CNGHTTP2", "CZlib", "CLibShims"], swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["Support", "COpenSSL", "CLibShims"], swiftSettings: strict),
         .target(name: "Store", dependencies: ["Sandbox", "APNsProtocol", "CSQLite3", "CLibShims", "Support"], swiftSettings: strict),
+        .target(name: "ExtensionRuntime", dependencies: ["Sandbox", "APNsProtocol", "Crypto", "Support"], swiftSettings: strict),
         .target(
-            name: "Server", dependencies: ["Support", "Transport", "HTTP", "Crypto", "APNsProtocol", "Sandbox", "Store"],
+            name: "Server",
+            dependencies: ["Support", "Transport", "HTTP", "Crypto", "APNsProtocol", "Sandbox", "Store", "ExtensionRuntime"],
             swiftSettings: strict),
         .executableTarget(name: "apns-sandbox", dependencies: ["Server", "Support", "Crypto"], swiftSettings: strict),
+        // Apple's UNNotificationServiceExtension shape for `exec` extensions; Foundation only, no other target here.
+        .target(name: "ServiceExtensionKit", swiftSettings: strict),
+        .executableTarget(
+            name: "ExampleNotificationService", dependencies: ["ServiceExtensionKit", "COpenSSL"],
+            path: "Examples/NotificationService", swiftSettings: strict),
 
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
         .testTarget(name: "APNsProtocolTests", dependencies: ["APNsProtocol"], swiftSettings: strict),
@@ -42,9 +50,12 @@ let package = Package(
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Support"], swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "Sandbox", "APNsProtocol"], swiftSettings: strict),
+        .testTarget(name: "ExtensionRuntimeTests", dependencies: ["ExtensionRuntime", "Sandbox", "APNsProtocol", "Crypto"], swiftSettings: strict),
         .testTarget(
-            name: "ServerTests", dependencies: ["Server", "HTTP", "Crypto", "Support", "APNsProtocol", "Sandbox", "Store"],
+            name: "ServerTests",
+            dependencies: ["Server", "HTTP", "Crypto", "Support", "APNsProtocol", "Sandbox", "Store", "ExtensionRuntime"],
             swiftSettings: strict),
+        .testTarget(name: "ServiceExtensionKitTests", dependencies: ["ServiceExtensionKit"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,7 @@
 // APNs Sandbox — wiring: configuration → certificates → routes → listeners, and shutdown.
 import APNsProtocol
 import Crypto
+import ExtensionRuntime
 import Foundation
 import HTTP
 import Sandbox
@@ -27,6 +28,8 @@ public final class SandboxServer: Sendable {
     public let store: SQLiteStore
     /// Delivery to the simulated devices.
     public let engine: DeliveryEngine
+    /// Service extension instances.
+    public let extensions: ExtensionRuntime
     private let clock: SystemClock
     private let retention: Retention
     private let group: EventLoopGroup
@@ -68,9 +71,17 @@ public final class SandboxServer: Sendable {
         var deliveryConfiguration = DeliveryEngine.Configuration()
         deliveryConfiguration.lowPriorityDelayMilliseconds = configuration.delivery.lowPriorityDelayMilliseconds
         deliveryConfiguration.backgroundPushesPerHour = configuration.delivery.backgroundPushesPerHour
+        var runtimeConfiguration = RuntimeConfiguration(dataDirectory: dataDirectory)
+        runtimeConfiguration.defaultBudgetMilliseconds = configuration.extensions.defaultBudgetMilliseconds
+        runtimeConfiguration.defaultGraceMilliseconds = configuration.extensions.defaultGraceMilliseconds
+        runtimeConfiguration.allowBudgetHeader = configuration.extensions.allowBudgetHeader
+        runtimeConfiguration.maxConcurrentInstances = configuration.extensions.maxConcurrentInstances
+        let extensions = ExtensionRuntime(
+            configuration: runtimeConfiguration, clock: clock, logger: logger.with("component", "extensions"))
+        self.extensions = extensions
         let engine = DeliveryEngine(
             configuration: deliveryConfiguration, clock: clock, notifications: store, devices: store,
-            onChange: { waiters.notify($0) })
+            serviceExtensionRunner: extensions, onChange: { waiters.notify($0) })
         self.engine = engine
 
         registry = DeviceRegistry(unknownTokenPolicy: settings.unknownDeviceTokens == "strict" ? .strict : .autoRegister)
@@ -96,7 +107,7 @@ public final class SandboxServer: Sendable {
         HealthRoutes.register(on: &router, state: state, caCertificatePEM: Array(caPEM))
         PushLogRoutes.register(on: &router, pushes: pushes)
         CredentialRoutes.register(on: &router, dataDirectory: dataDirectory)
-        NotificationRoutes(notifications: store, waiters: waiters).register(on: &router)
+        NotificationRoutes(notifications: store, waiters: waiters, dataDirectory: dataDirectory).register(on: &router)
         DeviceRoutes(service: devices).register(on: &router)
         AppRoutes(devices: store, registry: registry).register(on: &router)
         OpenAPIDocument.register(on: &router)
@@ -138,6 +149,13 @@ public final class SandboxServer: Sendable {
         for app in configuration.apps {
             let extensionJSON = try app.serviceExtension.map { value in
                 try String(decoding: JSONEncoder().encode(value), as: UTF8.self)
+            }
+            if let extensionJSON {
+                do {
+                    try ExtensionConfiguration.validate(json: extensionJSON)
+                } catch {
+                    throw ConfigurationError("apps[\(app.bundleID)].serviceExtension: \(error)")
+                }
             }
             try store.saveApp(AppRecord(
                 bundleID: app.bundleID, teamID: app.teamID, strings: app.strings, serviceExtensionJSON: extensionJSON))
@@ -194,6 +212,7 @@ public final class SandboxServer: Sendable {
         server.shutdown(gracePeriodNanoseconds: UInt64(max(0, configuration.limits.shutdownGraceSeconds) * 1e9))
         group.shutdown()
         retention.stop()
+        extensions.shutdown()
         store.close()
     }
 

@@ -288,10 +288,20 @@ public final class DeliveryEngine: Sendable {
         guard let running else { return }
         let device = presentation.device
             ?? DeviceRecord(token: record.deviceToken, environment: record.environment)
-        runner.run(running, original: original, device: device, app: app) { [self] outcome, content in
-            perform(step(slot) { queue, now in
-                queue.presented(sequence, outcome: outcome, content: content, at: now)
-            }, on: slot)
+        if let reporting = runner as? any ReportingServiceExtensionRunner {
+            // The instance's own events (steps, timeWillExpire, late handler calls, attachments,
+            // stderr) go into the timeline before `displayed`.
+            reporting.run(running, original: original, device: device, app: app) { [self] result in
+                perform(step(slot) { queue, now in
+                    queue.presented(sequence, outcome: result.outcome, content: result.content, notes: result.timeline, at: now)
+                }, on: slot)
+            }
+        } else {
+            runner.run(running, original: original, device: device, app: app) { [self] outcome, content in
+                perform(step(slot) { queue, now in
+                    queue.presented(sequence, outcome: outcome, content: content, at: now)
+                }, on: slot)
+            }
         }
     }
 }

@@ -205,12 +205,13 @@ struct DeviceQueue {
     /// The device shows content for a push being delivered: `displayed` with `outcome`. Ignored when the
     /// push is no longer being delivered (a late extension answer after the watchdog).
     mutating func presented(
-        _ sequence: UInt64, outcome: DisplayOutcome, content: DisplayedContent, detail: String? = nil,
-        at now: DeliveryInstant
+        _ sequence: UInt64, outcome: DisplayOutcome, content: DisplayedContent, notes: [TimelineEntry] = [],
+        detail: String? = nil, at now: DeliveryInstant
     ) -> [Action] {
         guard var entry = entries[sequence], entry.place == .presenting else { return takeSave() }
         entry.record.outcome = outcome
         entry.record.displayed = content
+        entry.record.timeline += notes
         entries[sequence] = entry
         finish(sequence, .displayed, detail: detail ?? outcome.rawValue, at: now)
         return takeSave()

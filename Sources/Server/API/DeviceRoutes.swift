@@ -1,5 +1,6 @@
 // APNs Sandbox — `/api/v1/devices` and `/api/v1/apps`: the simulated world, over REST.
 import APNsProtocol
+import ExtensionRuntime
 import Foundation
 import HTTP
 import Sandbox
@@ -189,7 +190,7 @@ struct AppRoutes: Sendable {
         }
         let record = AppRecord(
             bundleID: bundleID, teamID: teamID, strings: request.strings ?? [:],
-            serviceExtensionJSON: try request.serviceExtension.map(APIBody.jsonText))
+            serviceExtensionJSON: try request.serviceExtension.map(APIBody.serviceExtensionText))
         try APIResponse.store { try devices.saveApp(record) }
         registry.upsert(App(bundleID: bundleID, teamID: teamID))
         return .json(status: 201, encoding: AppDTO(record))
@@ -210,7 +211,7 @@ struct AppRoutes: Sendable {
         }
         if let strings = request.strings { record.strings = strings }
         if let serviceExtension = request.serviceExtension {
-            record.serviceExtensionJSON = serviceExtension == .null ? nil : try APIBody.jsonText(serviceExtension)
+            record.serviceExtensionJSON = serviceExtension == .null ? nil : try APIBody.serviceExtensionText(serviceExtension)
         }
         try APIResponse.store { try devices.saveApp(record) }
         registry.upsert(App(bundleID: record.bundleID, teamID: record.teamID))
@@ -277,5 +278,16 @@ enum APIBody {
             throw APIError(status: 422, code: "invalid_json", message: "Value cannot be encoded")
         }
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// A service extension configuration the runtime accepts (422 naming the bad key otherwise).
+    static func serviceExtensionText(_ value: JSONValue) throws -> String {
+        let text = try jsonText(value)
+        do {
+            try ExtensionConfiguration.validate(json: text)
+        } catch {
+            throw APIError(status: 422, code: "invalid_service_extension", message: "\(error)")
+        }
+        return text
     }
 }

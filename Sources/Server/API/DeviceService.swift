@@ -1,5 +1,6 @@
 // APNs Sandbox — one place that changes devices: the provider's registry, the store, the engine.
 import APNsProtocol
+import Dispatch
 import Foundation
 import Sandbox
 import Synchronization
@@ -13,6 +14,9 @@ final class DeviceService: Sendable {
     let clock: any SandboxClock
     /// Serialises read-modify-write of device records.
     private let lock = Mutex(())
+    /// Writes of auto-registered devices happen here, off the event loops (a device write is a
+    /// durable commit; the push that created the device must not wait for it).
+    private let background = DispatchQueue(label: "apns-sandbox.device-registrations")
 
     init(registry: DeviceRegistry, devices: any DeviceRepository, engine: DeliveryEngine, clock: any SandboxClock) {
         self.registry = registry
@@ -34,11 +38,15 @@ final class DeviceService: Sendable {
         }
     }
 
-    /// Persists a device the provider endpoint auto-registered.
+    /// Persists a device the provider endpoint auto-registered (asynchronously: until it is
+    /// written, the delivery engine treats an unknown device as online with the app installed).
     func autoRegistered(_ device: Device) {
-        lock.withLock { _ in
-            guard (try? devices.device(token: device.token.hex)) == nil else { return }
-            try? devices.saveDevice(Self.record(from: device, online: true, createdAt: clock.nowMilliseconds))
+        let createdAt = clock.nowMilliseconds
+        background.async { [self] in
+            lock.withLock { _ in
+                guard (try? devices.device(token: device.token.hex)) == nil else { return }
+                try? devices.saveDevice(Self.record(from: device, online: true, createdAt: createdAt))
+            }
         }
     }
 

@@ -14,6 +14,8 @@ import Sandbox
 struct NotificationRoutes: Sendable {
     let notifications: any NotificationRepository
     let waiters: NotificationWaiters
+    /// Attachments live under `<dataDirectory>/attachments/`.
+    let dataDirectory: String
 
     static let finalStatuses: [NotificationStatus] = NotificationStatus.allCases.filter(\.isFinal)
 
@@ -31,14 +33,22 @@ struct NotificationRoutes: Sendable {
             APIResponse.deferring { try get(parameters["apnsId"] ?? "", QueryParameters(request.query)) }
         }
         router.get("/api/v1/notifications/{apnsId}/attachments/{identifier}") { _, parameters in
-            APIResponse.run { () throws -> HTTPResponse in
-                let apnsID = parameters["apnsId"] ?? ""
-                guard (try? notifications.notification(apnsID: apnsID)) != nil else {
-                    throw APIError(status: 404, code: "not_found", message: "No notification \(apnsID)")
-                }
-                throw APIError(status: 404, code: "not_found", message: "No attachment \(parameters["identifier"] ?? "")")
-            }
+            APIResponse.run { try attachment(apnsID: parameters["apnsId"] ?? "", identifier: parameters["identifier"] ?? "") }
         }
+    }
+
+    /// Serves an attached file from the notification's attachment store.
+    func attachment(apnsID: String, identifier: String) throws -> HTTPResponse {
+        guard let record = try APIResponse.store({ try notifications.notification(apnsID: apnsID) }) else {
+            throw APIError(status: 404, code: "not_found", message: "No notification \(apnsID)")
+        }
+        guard let attachment = record.displayed?.attachments.first(where: { $0.identifier == identifier }),
+              !attachment.path.contains(".."), !attachment.path.hasPrefix("/"),
+              let data = FileManager.default.contents(atPath: dataDirectory + "/attachments/" + attachment.path)
+        else {
+            throw APIError(status: 404, code: "not_found", message: "No attachment \(identifier)")
+        }
+        return HTTPResponse(status: 200, headers: ["content-type": attachment.type], body: Array(data))
     }
 
     func filter(from query: QueryParameters) throws -> NotificationFilter {

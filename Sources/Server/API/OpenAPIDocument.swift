@@ -26,6 +26,10 @@ enum OpenAPIDocument {
             "200": { "description": "Serving", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Status" } } } },
             "503": { "description": "Draining", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Status" } } } } } }
         },
+        "/ca.pem": {
+          "get": { "operationId": "getCACertificate", "description": "The sandbox CA (PEM) that clients trust for the TLS listener.", "responses": {
+            "200": { "description": "The CA certificate", "content": { "application/x-pem-file": { "schema": { "type": "string" } } } } } }
+        },
         "/api/v1/devices": {
           "get": {
             "operationId": "listDevices",
@@ -39,7 +43,7 @@ enum OpenAPIDocument {
             "operationId": "createDevice",
             "requestBody": { "required": false, "content": { "application/json": { "schema": { "$ref": "#/components/schemas/CreateDevice" } } } },
             "responses": {
-              "201": { "description": "Created", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Device" } } } },
+              "201": { "description": "Created", "headers": { "Location": { "description": "/api/v1/devices/{token}", "schema": { "type": "string" } } }, "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Device" } } } },
               "400": { "$ref": "#/components/responses/Problem" },
               "409": { "$ref": "#/components/responses/Problem" },
               "422": { "$ref": "#/components/responses/Problem" }
@@ -76,7 +80,7 @@ enum OpenAPIDocument {
             "200": { "description": "Apps", "content": { "application/json": { "schema": { "type": "object", "required": ["apps"], "properties": { "apps": { "type": "array", "items": { "$ref": "#/components/schemas/App" } } } } } } } } },
           "post": {
             "operationId": "createApp",
-            "requestBody": { "required": true, "content": { "application/json": { "schema": { "$ref": "#/components/schemas/AppRequest" } } } },
+            "requestBody": { "required": true, "content": { "application/json": { "schema": { "$ref": "#/components/schemas/CreateApp" } } } },
             "responses": {
               "201": { "description": "Created", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/App" } } } },
               "400": { "$ref": "#/components/responses/Problem" },
@@ -102,13 +106,13 @@ enum OpenAPIDocument {
           }
         },
         "/api/v1/apps/{bundleId}/client-certificates": {
-          "parameters": [ { "$ref": "#/components/parameters/BundleID" } ],
+          "parameters": [ { "name": "bundleId", "in": "path", "required": true, "description": "Need not be a registered app", "schema": { "$ref": "#/components/schemas/BundleIDString" } } ],
           "post": {
             "operationId": "issueClientCertificate",
             "requestBody": { "required": false, "content": { "application/json": { "schema": { "type": "object", "properties": {
-              "topics": { "type": "array", "items": { "type": "string" } },
-              "environment": { "type": "string", "enum": ["development", "production", "both"] },
-              "validityDays": { "type": "integer" } } } } } },
+              "topics": { "type": "array", "items": { "$ref": "#/components/schemas/BundleIDString" }, "description": "Default: the bundle ID, bundleId.voip and bundleId.complication" },
+              "environment": { "type": "string", "enum": ["development", "production", "both"], "default": "both" },
+              "validityDays": { "type": "integer", "minimum": 1, "maximum": 36500, "default": 365 } } } } } },
             "responses": {
               "201": { "description": "A client certificate signed by the sandbox CA", "content": { "application/json": { "schema": { "type": "object",
                 "required": ["bundleId", "topics", "environment", "certificatePem", "privateKeyPem"],
@@ -127,7 +131,11 @@ enum OpenAPIDocument {
               { "$ref": "#/components/parameters/SinceFilter" }, { "$ref": "#/components/parameters/Limit" }, { "$ref": "#/components/parameters/Offset" }
             ],
             "responses": {
-              "200": { "description": "Newest first", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/NotificationList" } } } },
+              "200": { "description": "Newest first", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/NotificationList" } } },
+                "links": {
+                  "GetFirstNotification": { "operationId": "getNotification", "parameters": { "apnsId": "$response.body#/notifications/0/apnsId" } },
+                  "GetFirstNotificationDevice": { "operationId": "getDevice", "parameters": { "token": "$response.body#/notifications/0/deviceToken" } }
+                } },
               "400": { "$ref": "#/components/responses/Problem" }
             }
           },
@@ -191,7 +199,7 @@ enum OpenAPIDocument {
             "parameters": [ { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": 10000 } } ],
             "responses": {
               "200": { "description": "Push log", "content": { "application/json": { "schema": { "type": "object", "required": ["accepted", "rejected", "pushes"], "properties": {
-                "accepted": { "type": "integer" }, "rejected": { "type": "integer" }, "pushes": { "type": "array", "items": { "type": "object" } } } } } } },
+                "accepted": { "type": "integer" }, "rejected": { "type": "integer" }, "pushes": { "type": "array", "items": { "$ref": "#/components/schemas/PushLogEntry" } } } } } } },
               "400": { "$ref": "#/components/responses/Problem" }
             }
           }
@@ -207,7 +215,7 @@ enum OpenAPIDocument {
           "TopicFilter": { "name": "topic", "in": "query", "schema": { "type": "string" } },
           "BundleFilter": { "name": "bundleId", "in": "query", "schema": { "type": "string" } },
           "StatusFilter": { "name": "status", "in": "query", "schema": { "$ref": "#/components/schemas/NotificationStatus" } },
-          "SinceFilter": { "name": "since", "in": "query", "description": "Milliseconds since the epoch", "schema": { "type": "integer", "minimum": 0 } }
+          "SinceFilter": { "name": "since", "in": "query", "description": "Milliseconds since the epoch", "schema": { "type": "integer", "minimum": 0, "maximum": 9223372036854775807 } }
         },
         "responses": {
           "Problem": { "description": "Error", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Problem" } } } }
@@ -215,6 +223,26 @@ enum OpenAPIDocument {
         "schemas": {
           "Problem": { "type": "object", "required": ["error"], "properties": { "error": { "type": "object", "required": ["code", "message"], "properties": { "code": { "type": "string" }, "message": { "type": "string" } } } } },
           "Status": { "type": "object", "required": ["status"], "properties": { "status": { "type": "string" } } },
+          "BundleIDString": { "type": "string", "pattern": "^[A-Za-z0-9.-]{1,255}$", "description": "A bundle ID or topic: 1–255 characters of A–Z a–z 0–9 . -" },
+          "DeviceTokenString": { "type": "string", "pattern": "^([0-9A-Fa-f]{2}){16,200}$", "description": "32–400 hex digits, an even number (stored lower-case)" },
+          "LocaleString": { "type": "string", "pattern": "^[A-Za-z0-9_-]{1,35}$", "description": "Like en_US or fr" },
+          "TeamIDString": { "type": "string", "minLength": 1, "maxLength": 64 },
+          "KeychainKeys": { "type": "object", "propertyNames": { "$ref": "#/components/schemas/BundleIDString" },
+            "additionalProperties": { "type": "string", "pattern": "^([A-Za-z0-9+/]{22}==|[A-Za-z0-9+/]{32}|[A-Za-z0-9+/]{43}=)$", "description": "A base64 AES key: 16, 24 or 32 bytes" },
+            "description": "bundleId → base64 AES key (16, 24 or 32 bytes) for the device keychain" },
+          "PushLogEntry": {
+            "type": "object",
+            "required": ["apnsId", "deviceToken", "priority", "environment", "status", "authentication", "connectionId", "receivedAt", "payloadBytes"],
+            "properties": {
+              "apnsId": { "type": "string" }, "uniqueId": { "type": "string" }, "deviceToken": { "type": "string" },
+              "topic": { "type": "string" }, "bundleId": { "type": "string" }, "pushType": { "type": "string" },
+              "priority": { "type": "integer" }, "environment": { "type": "string", "enum": ["development", "production"] },
+              "status": { "type": "integer", "description": "The HTTP status the provider endpoint answered" },
+              "reason": { "type": "string", "description": "The APNs reason of a rejected push" },
+              "authentication": { "type": "string", "description": "token:TEAM/KEY, certificate:BUNDLE or none" },
+              "connectionId": { "type": "integer" }, "receivedAt": { "type": "integer" }, "payloadBytes": { "type": "integer" }
+            }
+          },
           "NotificationStatus": { "type": "string", "enum": ["accepted", "stored", "delivering", "extension-running", "displayed", "delivered-silent", "expired", "discarded"] },
           "Device": {
             "type": "object",
@@ -234,22 +262,22 @@ enum OpenAPIDocument {
           "CreateDevice": {
             "type": "object",
             "properties": {
-              "token": { "type": "string", "description": "Hex; generated when absent" },
-              "environment": { "type": "string", "enum": ["development", "production"] },
-              "locale": { "type": "string" },
-              "online": { "type": "boolean" },
-              "apps": { "type": "array", "items": { "type": "string" } },
-              "keys": { "type": "object", "additionalProperties": { "type": "string" }, "description": "bundleId → base64 AES key" }
+              "token": { "$ref": "#/components/schemas/DeviceTokenString", "description": "Hex; generated (32 random bytes) when absent" },
+              "environment": { "type": "string", "enum": ["development", "production"], "default": "development" },
+              "locale": { "$ref": "#/components/schemas/LocaleString", "default": "en_US" },
+              "online": { "type": "boolean", "default": true },
+              "apps": { "type": "array", "items": { "$ref": "#/components/schemas/BundleIDString" } },
+              "keys": { "$ref": "#/components/schemas/KeychainKeys" }
             }
           },
           "UpdateDevice": {
             "type": "object",
             "properties": {
               "online": { "type": "boolean" },
-              "locale": { "type": "string" },
-              "installApps": { "type": "array", "items": { "type": "string" } },
-              "uninstallApps": { "type": "array", "items": { "type": "string" } },
-              "keys": { "type": "object", "additionalProperties": { "type": "string" } },
+              "locale": { "$ref": "#/components/schemas/LocaleString" },
+              "installApps": { "type": "array", "items": { "$ref": "#/components/schemas/BundleIDString" } },
+              "uninstallApps": { "type": "array", "items": { "$ref": "#/components/schemas/BundleIDString" }, "description": "Installed apps only (422 not_installed otherwise)" },
+              "keys": { "$ref": "#/components/schemas/KeychainKeys" },
               "rotateToken": { "type": "boolean" }
             }
           },
@@ -263,11 +291,21 @@ enum OpenAPIDocument {
               "serviceExtension": {}
             }
           },
+          "CreateApp": {
+            "type": "object",
+            "required": ["bundleId", "teamId"],
+            "properties": {
+              "bundleId": { "$ref": "#/components/schemas/BundleIDString" },
+              "teamId": { "$ref": "#/components/schemas/TeamIDString" },
+              "strings": { "type": "object", "additionalProperties": { "type": "object", "additionalProperties": { "type": "string" } } },
+              "serviceExtension": {}
+            }
+          },
           "AppRequest": {
             "type": "object",
             "properties": {
-              "bundleId": { "type": "string" },
-              "teamId": { "type": "string" },
+              "bundleId": { "type": "string", "description": "Ignored: the path names the app" },
+              "teamId": { "$ref": "#/components/schemas/TeamIDString" },
               "strings": { "type": "object", "additionalProperties": { "type": "object", "additionalProperties": { "type": "string" } } },
               "serviceExtension": {}
             }

@@ -88,6 +88,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
     public var apns = APNsSettings()
     public var storage = StorageSettings()
     public var delivery = DeliverySettings()
+    public var extensions = ExtensionSettings()
     public var teams: [TeamConfiguration] = []
     /// Apps with strings or a service extension (seeded into the store at every start).
     public var apps: [AppConfiguration] = []
@@ -108,6 +109,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         apns = try c.decodeIfPresent(APNsSettings.self, forKey: .apns) ?? d.apns
         storage = try c.decodeIfPresent(StorageSettings.self, forKey: .storage) ?? d.storage
         delivery = try c.decodeIfPresent(DeliverySettings.self, forKey: .delivery) ?? d.delivery
+        extensions = try c.decodeIfPresent(ExtensionSettings.self, forKey: .extensions) ?? d.extensions
         teams = try c.decodeIfPresent([TeamConfiguration].self, forKey: .teams) ?? d.teams
         apps = try c.decodeIfPresent([AppConfiguration].self, forKey: .apps) ?? d.apps
         devices = try c.decodeIfPresent([DeviceConfiguration].self, forKey: .devices) ?? d.devices
@@ -202,6 +204,10 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         }
         guard storage.maxRecords > 0, storage.maxAgeDays > 0, !storage.file.isEmpty else {
             throw ConfigurationError("storage.maxRecords and storage.maxAgeDays must be positive, storage.file non-empty")
+        }
+        guard extensions.defaultBudgetMilliseconds > 0, extensions.defaultGraceMilliseconds >= 0,
+              extensions.maxConcurrentInstances > 0 else {
+            throw ConfigurationError("extensions: budget and maxConcurrentInstances must be positive, grace not negative")
         }
         guard delivery.lowPriorityDelayMilliseconds >= 0, delivery.backgroundPushesPerHour >= 0 else {
             throw ConfigurationError("delivery settings must not be negative")

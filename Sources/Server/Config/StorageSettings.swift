@@ -40,3 +40,26 @@ public struct DeliverySettings: Codable, Sendable, Equatable {
         backgroundPushesPerHour = try c.decodeIfPresent(Int.self, forKey: .backgroundPushesPerHour) ?? d.backgroundPushesPerHour
     }
 }
+
+/// How service extensions run (the per-app configuration is the app's `serviceExtension`).
+public struct ExtensionSettings: Codable, Sendable, Equatable {
+    /// The time an extension gets before `serviceExtensionTimeWillExpire` (iOS: about 30 s), unless the app sets its own.
+    public var defaultBudgetMilliseconds: Int64 = 30_000
+    /// How long content is still accepted after `serviceExtensionTimeWillExpire`.
+    public var defaultGraceMilliseconds: Int64 = 1_000
+    /// Honour the per-push header `apns-sandbox-extension-budget-ms` (for tests; off by default).
+    public var allowBudgetHeader = false
+    /// Instances running at once; more wait in order (their budget starts when they run).
+    public var maxConcurrentInstances = 10_000
+
+    public init() {}
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = ExtensionSettings()
+        defaultBudgetMilliseconds = try c.decodeIfPresent(Int64.self, forKey: .defaultBudgetMilliseconds) ?? d.defaultBudgetMilliseconds
+        defaultGraceMilliseconds = try c.decodeIfPresent(Int64.self, forKey: .defaultGraceMilliseconds) ?? d.defaultGraceMilliseconds
+        allowBudgetHeader = try c.decodeIfPresent(Bool.self, forKey: .allowBudgetHeader) ?? d.allowBudgetHeader
+        maxConcurrentInstances = try c.decodeIfPresent(Int.self, forKey: .maxConcurrentInstances) ?? d.maxConcurrentInstances
+    }
+}

@@ -86,6 +86,11 @@ final class ChildProcess: @unchecked Sendable {
             stderr: FileManager.default.contents(atPath: directory + "/stderr") ?? Data())
     }
 
+    /// Standard output so far (the child may still be running).
+    var currentStdout: String {
+        String(decoding: FileManager.default.contents(atPath: directory + "/stdout") ?? Data(), as: UTF8.self)
+    }
+
     /// Output so far (the child may still be running).
     var currentStderr: String {
         String(decoding: FileManager.default.contents(atPath: directory + "/stderr") ?? Data(), as: UTF8.self)

@@ -1,0 +1,292 @@
+// APNs Sandbox — an exec extension: one process per notification speaking docs/extension-protocol.md.
+import Dispatch
+import Glibc
+import Sandbox
+import Synchronization
+
+/// Runs one process for one notification and speaks the exec protocol with it.
+///
+/// ### Overview
+/// ``start(_:)`` spawns the program (``ChildProcess``) in the instance's fresh temporary directory with a
+/// clean environment, hands it to the runtime's ``ProcessReactor`` (which does all pipe I/O, reaping and
+/// memory sampling on one thread) and queues the `request` line. The reactor's events arrive in order on the
+/// instance's queue. `timeWillExpire` is a stdin line. At the end the process gets its stdin closed and,
+/// unless it exits within ``RuntimeConfiguration/settleMilliseconds`` (after content) or at once (any other
+/// ending), SIGKILL to its whole process group.
+///
+/// ### Protocol errors
+/// A stdout line that is not a JSON object, or a `content` message of the wrong shape, before any content
+/// is an error (`original-error`); after the outcome is decided it is only noted. Objects of an unknown
+/// `type` are noted and ignored.
+final class ExecDriver: InstanceDriver {
+    private let settings: ExtensionConfiguration.ExecSettings
+    private let reactor: ProcessReactor
+
+    private struct State {
+        var pid: pid_t = 0
+        var stdoutBuffer: [UInt8] = []
+        var stderrBuffer: [UInt8] = []
+        var stderrCaptured = 0
+        var stderrTruncated = false
+        var exit: ExitStatus?
+        var killedForMemory = false
+        var hasKilled = false
+        /// Set while settling: finishes the settle once the process is gone.
+        var settleDone: (@Sendable () -> Void)?
+    }
+
+    private let state = Mutex(State())
+
+    init(settings: ExtensionConfiguration.ExecSettings, reactor: ProcessReactor) {
+        self.settings = settings
+        self.reactor = reactor
+    }
+
+    /// The environment of every exec extension (docs/extension-protocol.md, "The process").
+    static func environment(
+        configured: [String: String], directory: String, appGroup: String, instanceID: String
+    ) -> [String: String] {
+        var environment = ["PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"]
+        for (key, value) in configured { environment[key] = value }
+        environment["HOME"] = directory
+        environment["TMPDIR"] = directory
+        environment["APNS_SANDBOX_APP_GROUP"] = appGroup
+        environment["APNS_SANDBOX_INSTANCE"] = instanceID
+        return environment
+    }
+
+    // MARK: InstanceDriver
+
+    func start(_ instance: Instance) {
+        let context = instance.context
+        let process: ChildProcess
+        do {
+            let directory = try instance.temporaryDirectory()
+            let appGroup = try instance.appGroupDirectory()
+            let environment = Self.environment(configured: settings.environment, directory: directory,
+                                               appGroup: appGroup, instanceID: context.id)
+            let executable = try ChildProcess.resolve(settings.path, searchPath: environment["PATH"] ?? "")
+            process = try ChildProcess.spawn(executable: executable, arguments: settings.arguments,
+                                             environment: environment, directory: directory)
+        } catch {
+            instance.fail(.error("could not start the extension: \(error)"))
+            return
+        }
+        instance.logger.debug("extension process started", [("extension.pid", String(process.pid))])
+        state.withLock { $0.pid = process.pid }
+        let limit = context.configuration.memoryLimitMB * 1024 * 1024
+        reactor.add(process, limitBytes: limit) { [self] event in
+            instance.queue.async { self.handle(event, instance) }
+        }
+        reactor.write(Array((Self.requestMessage(context).serialized + "\n").utf8), to: process.pid)
+    }
+
+    func timeWillExpire(_ instance: Instance) {
+        guard let pid = livePID else { return }
+        reactor.write(Array(#"{"type":"timeWillExpire"}"#.utf8) + [0x0A], to: pid)
+    }
+
+    func settle(_ instance: Instance, decision: InstanceStateMachine.Decision, done: @escaping @Sendable () -> Void) {
+        state.withLock { $0.settleDone = done }
+        guard let pid = livePID else {
+            finishSettle()
+            return
+        }
+        reactor.closeStdin(pid)
+        let linger = instance.context.settings.settleMilliseconds
+        if decision.content != nil {
+            // Content arrived: let the process exit on its own for a moment (its later output is noted).
+            instance.queue.asyncAfter(deadline: .now() + .milliseconds(linger)) { [self] in
+                kill(instance, reason: "still running \(linger) ms after its content")
+            }
+        } else {
+            kill(instance, reason: "at the end of the instance (\(decision.outcome.rawValue))")
+        }
+        // Killed processes are reaped within a reactor tick; never wait on one much longer than that.
+        instance.queue.asyncAfter(deadline: .now() + .milliseconds(linger + 500)) { [self] in finishSettle() }
+    }
+
+    // MARK: Events
+
+    /// The pid while the process has not been reaped.
+    private var livePID: pid_t? {
+        state.withLock { $0.pid > 0 && $0.exit == nil ? $0.pid : nil }
+    }
+
+    private func handle(_ event: ProcessEvent, _ instance: Instance) {
+        switch event {
+        case .stdout(let bytes): stdout(bytes, eof: false, instance)
+        case .stdoutClosed: stdout([], eof: true, instance)
+        case .stderr(let bytes): stderr(bytes, eof: false, instance)
+        case .stderrClosed: stderr([], eof: true, instance)
+        case .memoryExceeded(let resident): memoryExceeded(resident, instance)
+        case .exited(let exit): processExited(exit, instance)
+        }
+    }
+
+    private func kill(_ instance: Instance, reason: String) {
+        let pid = state.withLock { state -> pid_t in
+            guard state.exit == nil, !state.hasKilled else { return 0 }
+            state.hasKilled = true
+            return state.pid
+        }
+        guard pid > 0 else { return }
+        reactor.kill(pid)
+        instance.note(.killed, "process group \(pid) killed: " + reason)
+    }
+
+    private func memoryExceeded(_ resident: Int, _ instance: Instance) {
+        let pid = state.withLock { state -> pid_t in
+            guard state.exit == nil, !state.killedForMemory else { return 0 }
+            state.killedForMemory = true
+            state.hasKilled = true
+            return state.pid
+        }
+        guard pid > 0 else { return }
+        reactor.kill(pid)
+        let limit = instance.context.configuration.memoryLimitMB
+        instance.fail(.crash("resident memory \(resident / 1024 / 1024) MiB is over the \(limit) MiB limit; the "
+                             + "process group was killed"), as: .memoryExceeded)
+    }
+
+    private func processExited(_ exit: ExitStatus, _ instance: Instance) {
+        let killed = state.withLock { state -> Bool in
+            state.exit = exit
+            return state.hasKilled
+        }
+        instance.note(.exited, exit.description)
+        if !killed, !instance.isDecided {
+            switch exit {
+            case .signaled:
+                instance.fail(.crash("the extension died (\(exit)) before calling the content handler"))
+            case .exited(let code) where code != 0:
+                instance.fail(.error("the extension exited with status \(code) before calling the content handler"))
+            case .exited:
+                instance.fail(.error("the extension exited without calling the content handler"))
+            }
+        }
+        finishSettle()
+    }
+
+    private func finishSettle() {
+        let (done, pid) = state.withLock { state -> ((@Sendable () -> Void)?, pid_t) in
+            defer { state.settleDone = nil }
+            return (state.settleDone, state.pid)
+        }
+        guard let done else { return }
+        if pid > 0 { reactor.detach(pid) }
+        done()
+    }
+
+    // MARK: The request
+
+    static func requestMessage(_ context: InstanceContext) -> JSON {
+        var keys: [(String, JSON)] = []
+        if let key = context.device.keys[context.app.bundleID] { keys.append((context.app.bundleID, .string(key))) }
+        return .object([
+            ("type", .string("request")),
+            ("identifier", .string(context.requestIdentifier)),
+            ("apnsId", .string(context.record.apnsID)),
+            ("bundleId", .string(context.app.bundleID)),
+            ("appGroup", .string(context.paths.appGroupDirectory)),
+            ("locale", .string(context.device.locale)),
+            ("keys", .object(keys)),
+            ("content", context.request.json),
+        ])
+    }
+
+    // MARK: stdout and stderr
+
+    private func stdout(_ bytes: [UInt8], eof: Bool, _ instance: Instance) {
+        var lines: [[UInt8]] = []
+        let maxLine = instance.context.settings.maxMessageBytes
+        let overlong = state.withLock { state -> Bool in
+            state.stdoutBuffer += bytes
+            while let newline = state.stdoutBuffer.firstIndex(of: UInt8(ascii: "\n")) {
+                lines.append(Array(state.stdoutBuffer[..<newline]))
+                state.stdoutBuffer.removeSubrange(...newline)
+            }
+            if eof {
+                if !state.stdoutBuffer.isEmpty { lines.append(state.stdoutBuffer) }
+                state.stdoutBuffer = []
+            }
+            if state.stdoutBuffer.count > maxLine {
+                state.stdoutBuffer = []
+                return true
+            }
+            return false
+        }
+        for line in lines { handleLine(line, instance) }
+        if overlong { protocolError("a stdout line is longer than \(maxLine) bytes", instance) }
+    }
+
+    private func handleLine(_ raw: [UInt8], _ instance: Instance) {
+        var line = raw
+        if line.last == UInt8(ascii: "\r") { line.removeLast() }
+        guard line.contains(where: { $0 != 0x20 && $0 != 0x09 }) else { return }
+        guard let message = try? JSON.parse(line), message.members != nil else {
+            protocolError("stdout is not the protocol (a JSON object per line): \(Self.excerpt(line))", instance)
+            return
+        }
+        switch message["type"]?.string {
+        case "content":
+            guard let body = message["content"] else {
+                protocolError("a content message without a content object", instance)
+                return
+            }
+            do {
+                instance.contentHandlerCalled(try ExtensionContent(json: body))
+            } catch {
+                protocolError("invalid content: \(error)", instance)
+            }
+        case "log":
+            instance.note(.log, message["message"]?.text ?? message["message"].map(\.serialized) ?? "")
+        case let type:
+            instance.note(.outputIgnored, "unknown message type \(type.map { "\"\($0)\"" } ?? "(none)"): "
+                          + Self.excerpt(line))
+        }
+    }
+
+    private func protocolError(_ problem: String, _ instance: Instance) {
+        if instance.isDecided {
+            instance.note(.outputIgnored, problem)
+        } else {
+            instance.fail(.error(problem))
+        }
+    }
+
+    private func stderr(_ bytes: [UInt8], eof: Bool, _ instance: Instance) {
+        let limit = instance.context.settings.stderrCaptureBytes
+        var lines: [String] = []
+        var truncatedNow = false
+        state.withLock { state in
+            state.stderrBuffer += bytes
+            while let newline = state.stderrBuffer.firstIndex(of: UInt8(ascii: "\n")) {
+                lines.append(String(decoding: state.stderrBuffer[..<newline], as: UTF8.self))
+                state.stderrBuffer.removeSubrange(...newline)
+            }
+            if eof || state.stderrBuffer.count > 4096 {
+                if !state.stderrBuffer.isEmpty { lines.append(String(decoding: state.stderrBuffer, as: UTF8.self)) }
+                state.stderrBuffer = []
+            }
+            var kept: [String] = []
+            for line in lines where !state.stderrTruncated {
+                if state.stderrCaptured + line.utf8.count > limit {
+                    state.stderrTruncated = true
+                    truncatedNow = true
+                } else {
+                    state.stderrCaptured += line.utf8.count + 1
+                    kept.append(line)
+                }
+            }
+            lines = kept
+        }
+        for line in lines { instance.note(.stderr, line) }
+        if truncatedNow { instance.note(.stderr, "… (stderr beyond \(limit) bytes is not kept)") }
+    }
+
+    private static func excerpt(_ line: [UInt8]) -> String {
+        let text = String(decoding: line.prefix(200), as: UTF8.self)
+        return line.count > 200 ? text + "…" : text
+    }
+}

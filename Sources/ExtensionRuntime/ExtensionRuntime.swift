@@ -1,0 +1,217 @@
+// APNs Sandbox — the notification service extension runtime: one fresh instance per notification.
+import Dispatch
+import Glibc
+import Sandbox
+import Support
+import Synchronization
+
+/// Runs apps' notification service extensions as iOS does (apns-reference.md §4, issue #5).
+///
+/// ### Overview
+/// Each ``run(_:original:device:app:reporting:)`` makes a **fresh instance** for that notification from the
+/// app's ``ExtensionConfiguration`` (builtin steps, an exec process, or a webhook). `didReceive` starts the
+/// budget (30 s by default; the app's `budgetMs`; the `apns-sandbox-extension-budget-ms` push header when
+/// ``RuntimeConfiguration/allowBudgetHeader`` is on). At the budget `timeWillExpire` is delivered, and content
+/// within the grace period is a `best-attempt`; otherwise the original is shown (`original-timeout`). The first
+/// content wins, later calls are noted. Content without alert text, errors and crashes (memory included) show
+/// the original. The completion is called exactly once for every call, with the timeline of what happened.
+///
+/// ### Isolation
+/// Instances share nothing mutable: each has its own state, driver and temporary directory. What they share
+/// on purpose is the app-group directory (per app per device) and the device keychain (read-only here).
+///
+/// ### Threads
+/// Bounded, whatever the number of instances: ``RuntimeConfiguration/workerCount`` serial queues run instance
+/// work; budgets, grace periods, step timeouts and delays are timers on the injected clock; exec processes are
+/// served by one ``ProcessReactor`` thread (pipes, reaping, memory); HTTP goes through
+/// one `URLSession`. No thread ever blocks waiting for an instance.
+public final class ExtensionRuntime: ReportingServiceExtensionRunner {
+    public let configuration: RuntimeConfiguration
+    private let clock: any SandboxClock
+    private let logger: Logger
+    private let workers: [DispatchQueue]
+    private let reactor: ProcessReactor
+    private let fetcher = HTTPFetcher()
+    private let counter = Atomic<UInt64>(0)
+    private let instancePrefix: String
+
+    private struct Slots {
+        var running = 0
+        var waiting: [@Sendable () -> Void] = []
+        var waitingHead = 0
+        var live: [String: Instance] = [:]
+        var isShutDown = false
+    }
+
+    private let slots = Mutex(Slots())
+
+    /// - Parameters:
+    ///   - configuration: Directories, defaults and limits.
+    ///   - clock: Time for budgets, grace periods, step timeouts and timeline stamps (``ManualClock`` in tests).
+    ///   - logger: Debug lines per instance; warnings for problems of the runtime itself.
+    ///
+    /// Removes left-over instance directories of an earlier run (`<data>/instances`), and sets SIGPIPE to be
+    /// ignored for the process (a write to an extension that closed its stdin must fail with EPIPE, not kill
+    /// the server).
+    public init(configuration: RuntimeConfiguration, clock: any SandboxClock, logger: Logger) {
+        self.configuration = configuration
+        self.clock = clock
+        self.logger = logger
+        workers = (0..<max(1, configuration.workerCount)).map {
+            DispatchQueue(label: "apns-sandbox.extension.worker-\($0)")
+        }
+        reactor = ProcessReactor(intervalMilliseconds: configuration.processSampleIntervalMilliseconds)
+        instancePrefix = String(UInt32(truncatingIfNeeded: getpid()), radix: 36) + "-"
+            + String(UInt64(clock.monotonicNanoseconds) % 1_679_616, radix: 36)
+        signal(SIGPIPE, SIG_IGN)
+        FileSystem.removeTree(configuration.dataDirectory + "/instances")
+    }
+
+    /// Instances running now.
+    public var runningInstanceCount: Int { slots.withLock { $0.running } }
+
+    /// Instances waiting for a free slot.
+    public var waitingInstanceCount: Int { slots.withLock { $0.waiting.count - $0.waitingHead } }
+
+    /// Exec processes not yet reaped.
+    public var processCount: Int { reactor.count }
+
+    // MARK: ServiceExtensionRunner
+
+    public func run(
+        _ record: NotificationRecord, original: DisplayedContent, device: DeviceRecord, app: AppRecord,
+        reporting completion: @escaping @Sendable (ExtensionResult) -> Void
+    ) {
+        let number = counter.add(1, ordering: .relaxed).newValue
+        let queue = workers[Int(number % UInt64(workers.count))]
+        let id = "\(instancePrefix)-\(number)"
+        var notes: [TimelineEntry] = []
+        func note(_ step: ExtensionTimelineStep, _ detail: String) {
+            notes.append(TimelineEntry(step: step.rawValue, at: clock.nowMilliseconds,
+                                       monotonic: clock.monotonicNanoseconds, detail: detail))
+        }
+        func fallBack(_ problem: String) {
+            note(.error, problem)
+            let result = ExtensionResult(outcome: .originalError, content: original, timeline: notes)
+            queue.async { completion(result) }
+        }
+
+        guard let json = app.serviceExtensionJSON else {
+            fallBack("\(app.bundleID) has no service extension configured")
+            return
+        }
+        let extensionConfiguration: ExtensionConfiguration
+        do {
+            extensionConfiguration = try ExtensionConfiguration(json: json)
+        } catch {
+            fallBack("\(error)")
+            return
+        }
+        var budget = extensionConfiguration.budgetMilliseconds ?? configuration.defaultBudgetMilliseconds
+        if let header = record.headers.first(where: { $0.first == RuntimeConfiguration.budgetHeader }),
+            header.count > 1
+        {
+            let value = header[1]
+            if !configuration.allowBudgetHeader {
+                note(.budgetHeader, "\(RuntimeConfiguration.budgetHeader): \(value) ignored (not enabled in the configuration)")
+            } else if let milliseconds = Int64(value.trimmingCharacters(in: .whitespaces)),
+                (1...ExtensionConfiguration.maxBudgetMilliseconds).contains(milliseconds)
+            {
+                budget = milliseconds
+                note(.budgetHeader, "budget \(milliseconds) ms from \(RuntimeConfiguration.budgetHeader)")
+            } else {
+                note(.budgetHeader, "\(RuntimeConfiguration.budgetHeader): \"\(value)\" ignored (not 1 to "
+                     + "\(ExtensionConfiguration.maxBudgetMilliseconds) ms)")
+            }
+        }
+        let payload = (try? JSON.parse(record.payload)) ?? .object([])
+        let context = InstanceContext(
+            id: id, record: record, original: original, device: device, app: app,
+            configuration: extensionConfiguration, budgetMilliseconds: budget,
+            graceMilliseconds: extensionConfiguration.graceMilliseconds ?? configuration.defaultGraceMilliseconds,
+            request: ExtensionContent(original: original, payload: payload),
+            paths: InstancePaths(dataDirectory: configuration.dataDirectory, instanceID: id, record: record),
+            settings: configuration)
+        let driver: any InstanceDriver
+        switch extensionConfiguration.kind {
+        case .builtin(let steps):
+            driver = BuiltinDriver(steps: steps, request: context.request, fetcher: fetcher)
+        case .exec(let settings):
+            driver = ExecDriver(settings: settings, reactor: reactor)
+        case .webhook(let settings):
+            driver = WebhookDriver(settings: settings, fetcher: fetcher)
+        }
+        let instance = Instance(
+            context: context, queue: queue, clock: clock,
+            logger: logger.with("extension.instance", id), driver: driver, initialTimeline: notes,
+            completion: completion, onFinished: { [weak self] in self?.finished(id) })
+        admit(instance)
+    }
+
+    /// Ends every running instance with its fallback (`original-error`, noted) and kills exec processes;
+    /// waiting and later runs complete at once the same way. For server shutdown.
+    public func shutdown() {
+        let (live, waiting) = slots.withLock { slots -> ([Instance], [@Sendable () -> Void]) in
+            slots.isShutDown = true
+            let waiting = Array(slots.waiting[slots.waitingHead...])
+            slots.waiting = []
+            slots.waitingHead = 0
+            slots.running += waiting.count
+            return (Array(slots.live.values), waiting)
+        }
+        for instance in live {
+            instance.queue.async { instance.fail(.error("the extension runtime is shutting down")) }
+        }
+        for start in waiting { start() }
+    }
+
+    // MARK: Slots
+
+    private func admit(_ instance: Instance) {
+        let enqueuedAt = clock.monotonicNanoseconds
+        let start: @Sendable (Bool) -> Void = { [weak self] queued in
+            guard let self else { return }
+            let isShutDown = self.slots.withLock { slots -> Bool in
+                if !slots.isShutDown { slots.live[instance.context.id] = instance }
+                return slots.isShutDown
+            }
+            if queued {
+                let waited = (self.clock.monotonicNanoseconds &- enqueuedAt) / 1_000_000
+                instance.note(.queued, "waited \(waited) ms for a free slot "
+                              + "(\(self.configuration.maxConcurrentInstances) instances at most)")
+            }
+            guard !isShutDown else {
+                instance.queue.async { instance.fail(.error("the extension runtime is shutting down")) }
+                return
+            }
+            instance.start()
+        }
+        let startsNow = slots.withLock { slots -> Bool in
+            if slots.running < configuration.maxConcurrentInstances || slots.isShutDown {
+                slots.running += 1
+                return true
+            }
+            slots.waiting.append { start(true) }
+            return false
+        }
+        if startsNow { start(false) }
+    }
+
+    private func finished(_ id: String) {
+        let next = slots.withLock { slots -> (@Sendable () -> Void)? in
+            slots.live[id] = nil
+            guard slots.waitingHead < slots.waiting.count else {
+                slots.running -= 1
+                return nil
+            }
+            let next = slots.waiting[slots.waitingHead]
+            slots.waitingHead += 1
+            if slots.waitingHead > 1024, slots.waitingHead * 2 > slots.waiting.count {
+                slots.waiting.removeFirst(slots.waitingHead)
+                slots.waitingHead = 0
+            }
+            return next
+        }
+        next?()
+    }
+}

@@ -1,0 +1,44 @@
+// APNs Sandbox — settings of the extension runtime as a whole (per-app settings are ExtensionConfiguration).
+
+/// Settings shared by every extension instance.
+///
+/// Directories under ``dataDirectory``:
+/// - `attachments/<apnsId>/<identifier>.<ext>`: accepted attachments (``Attachment/path`` is relative to
+///   `attachments/`);
+/// - `app-groups/<deviceToken>/<bundleId>/`: the app-group container, shared by every instance of that app
+///   on that device and kept between notifications;
+/// - `instances/<instanceId>/`: each instance's temporary directory (the exec working directory), removed
+///   when the instance ends. Left-overs from an earlier run are removed when the runtime starts.
+public struct RuntimeConfiguration: Sendable {
+    public var dataDirectory: String
+    /// Budget when the app's configuration sets none (iOS: about 30 s).
+    public var defaultBudgetMilliseconds: Int64 = 30_000
+    /// Grace after `timeWillExpire` when the app's configuration sets none (undocumented on iOS).
+    public var defaultGraceMilliseconds: Int64 = 1_000
+    /// Honour the per-push `apns-sandbox-extension-budget-ms` request header (for tests).
+    public var allowBudgetHeader = false
+    /// Instances running at once; more wait (in order) for a free slot, their budget not yet started.
+    public var maxConcurrentInstances = 10_000
+    /// Serial dispatch queues that run instance work (builtin steps, pipe reads, attachment moves):
+    /// the runtime never uses more threads than this plus the clock's, the process reactor's and
+    /// URLSession's own.
+    public var workerCount = max(2, min(8, System.processorCount))
+    /// How often exec process groups are checked for exit and sampled for memory.
+    public var processSampleIntervalMilliseconds = 20
+    /// After an exec extension's first content: how long it may keep running (its later output is noted)
+    /// before its process group is killed.
+    public var settleMilliseconds = 100
+    /// stderr kept in the timeline per exec instance.
+    public var stderrCaptureBytes = 64 * 1024
+    /// Longest stdout line an exec extension may write.
+    public var maxMessageBytes = 1 << 20
+    /// Largest webhook response body.
+    public var maxWebhookResponseBytes = 1 << 20
+
+    public init(dataDirectory: String) {
+        self.dataDirectory = dataDirectory
+    }
+
+    /// The per-push header that shortens (or lengthens) the budget when ``allowBudgetHeader`` is on.
+    public static let budgetHeader = "apns-sandbox-extension-budget-ms"
+}

@@ -1,0 +1,95 @@
+// APNs Sandbox — a webhook extension: the request is POSTed, the response body is the content.
+import Sandbox
+import Synchronization
+
+/// POSTs the exec protocol's `request` message (`Content-Type: application/json`) to the configured URL.
+///
+/// A 200 response's body is the `content` object (a whole `{"type":"content","content":{…}}` message is
+/// accepted too). Any other status, a body that is not content, or the request's own `timeoutMs` running
+/// out is an error (`original-error`). There is nothing to tell a webhook at `timeWillExpire`: a response
+/// within the grace period is a `best-attempt`; at budget + grace the request is cancelled
+/// (`original-timeout`).
+final class WebhookDriver: InstanceDriver {
+    private let settings: ExtensionConfiguration.WebhookSettings
+    private let fetcher: HTTPFetcher
+    private let inFlight = Mutex<(handle: HTTPFetcher.Handle?, timer: ScheduledTask?)>((nil, nil))
+
+    init(settings: ExtensionConfiguration.WebhookSettings, fetcher: HTTPFetcher) {
+        self.settings = settings
+        self.fetcher = fetcher
+    }
+
+    func start(_ instance: Instance) {
+        let context = instance.context
+        let body = Array(ExecDriver.requestMessage(context).serialized.utf8)
+        let timeout = settings.timeoutMilliseconds ?? (context.budgetMilliseconds + context.graceMilliseconds + 1_000)
+        let request = HTTPFetcher.Request(
+            url: settings.url, method: "POST",
+            headers: [("Content-Type", "application/json"), ("Accept", "application/json"),
+                      ("APNs-Sandbox-Instance", context.id), ("APNs-Sandbox-APNs-ID", context.record.apnsID)],
+            body: body, timeoutMilliseconds: timeout)
+        let started = instance.clock.monotonicNanoseconds
+        let handle = fetcher.fetch(request, into: .memory, maxBytes: context.settings.maxWebhookResponseBytes) {
+            result in
+            instance.queue.async { Self.answered(result, started: started, timeout: timeout, instance) }
+        }
+        // URLSession's own timeout (an idle timeout, whole seconds on Linux) is only a backstop.
+        let timer = settings.timeoutMilliseconds.map { milliseconds in
+            instance.clock.schedule(afterMilliseconds: milliseconds) {
+                instance.queue.async {
+                    handle.cancel()
+                    guard !instance.isDecided else { return }
+                    instance.fail(.error("webhook did not answer within its timeout of \(milliseconds) ms"))
+                }
+            }
+        }
+        inFlight.withLock { $0 = (handle, timer) }
+    }
+
+    func timeWillExpire(_ instance: Instance) {}
+
+    func settle(_ instance: Instance, decision: InstanceStateMachine.Decision, done: @escaping @Sendable () -> Void) {
+        let (handle, timer) = inFlight.withLock { $0 }
+        timer?.cancel()
+        handle?.cancel()
+        done()
+    }
+
+    private static func answered(
+        _ result: Result<HTTPFetcher.Response, HTTPFetcher.Failure>, started: UInt64, timeout: Int64,
+        _ instance: Instance
+    ) {
+        let elapsed = (instance.clock.monotonicNanoseconds &- started) / 1_000_000
+        switch result {
+        case .failure(.cancelled):
+            return
+        case .failure(let failure):
+            report(error: "webhook request failed after \(elapsed) ms (timeout \(timeout) ms): \(failure)", instance)
+        case .success(let response) where response.status != 200:
+            report(error: "webhook answered HTTP \(response.status) after \(elapsed) ms: "
+                   + String(decoding: response.body.prefix(200), as: UTF8.self), instance)
+        case .success(let response):
+            guard let value = try? JSON.parse(response.body), value.members != nil else {
+                report(error: "webhook response is not a JSON object: "
+                       + String(decoding: response.body.prefix(200), as: UTF8.self), instance)
+                return
+            }
+            let body = value["type"]?.string == "content" ? (value["content"] ?? .null) : value
+            do {
+                let content = try ExtensionContent(json: body)
+                instance.note(.log, "webhook answered HTTP 200 after \(elapsed) ms")
+                instance.contentHandlerCalled(content)
+            } catch {
+                report(error: "webhook response is not content: \(error)", instance)
+            }
+        }
+    }
+
+    private static func report(error message: String, _ instance: Instance) {
+        if instance.isDecided {
+            instance.note(.outputIgnored, message)
+        } else {
+            instance.fail(.error(message))
+        }
+    }
+}
