@@ -132,6 +132,7 @@ public final class LogSink: Sendable {
             bytes.withUnsafeBytes { raw in
                 var offset = 0
                 while offset < raw.count {
+                    // `!`: a log line is never empty (it ends with a newline).
                     let n = Glibc.write(2, raw.baseAddress! + offset, raw.count - offset)
                     if n <= 0 { break }
                     offset += n

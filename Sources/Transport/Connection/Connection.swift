@@ -131,6 +131,7 @@ public final class Connection: Selectable {
             do {
                 result = try socketOut.withUnsafeBytes { raw in
                     try syscall("send") {
+                        // `!`: the loop runs only while offset < count, so the buffer is not empty.
                         send(fd, raw.baseAddress! + socketOutOffset, raw.count - socketOutOffset, Int32(MSG_NOSIGNAL))
                     }
                 }

@@ -42,6 +42,7 @@ final class TLSSession {
                  plaintext: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         var offset = 0
         while offset < ciphertext.count {
+            // `!`: the loop runs only while offset < count, so the buffer is not empty.
             let written = BIO_write(readBIO, ciphertext.baseAddress! + offset, Int32(ciphertext.count - offset))
             guard written > 0 else { throw TLSError("BIO_write failed") }
             offset += Int(written)
@@ -83,6 +84,7 @@ final class TLSSession {
     func encrypt(_ plaintext: UnsafeRawBufferPointer) throws {
         var offset = 0
         while offset < plaintext.count {
+            // `!`: the loop runs only while offset < count, so the buffer is not empty.
             let n = SSL_write(ssl, plaintext.baseAddress! + offset, Int32(min(plaintext.count - offset, 1 << 20)))
             guard n > 0 else { throw TLSError("write failed") }
             offset += Int(n)
@@ -105,6 +107,7 @@ final class TLSSession {
             let start = buffer.count
             buffer.append(contentsOf: repeatElement(0, count: pending))
             let n = buffer.withUnsafeMutableBytes { raw in
+                // `!`: `pending` > 0 bytes were just appended, so the buffer is not empty.
                 BIO_read(writeBIO, raw.baseAddress! + start, Int32(pending))
             }
             buffer.removeLast(pending - max(0, Int(n)))
