@@ -50,7 +50,8 @@ struct DeviceRoutes: Sendable {
             token = Self.randomToken()
         }
         let environment = try APIBody.environment(request.environment ?? "development")
-        let apps = try APIBody.bundleIDs(request.apps ?? [])
+        var seen = Set<String>()
+        let apps = try APIBody.bundleIDs(request.apps ?? []).filter { seen.insert($0).inserted }
         let keys = try APIBody.keys(request.keys ?? [:])
         if try APIResponse.store({ try service.devices.device(token: token) }) != nil {
             throw APIError(status: 409, code: "exists", message: "Device \(token) exists")
