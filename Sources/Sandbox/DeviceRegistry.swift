@@ -25,7 +25,9 @@ public final class DeviceRegistry: Sendable {
     private static let shardCount = 16
     private let shards: [Shard] = (0..<DeviceRegistry.shardCount).map { _ in Shard() }
     private let appTable = Mutex<[String: App]>([:])
-    private let autoRegisterHandler = Mutex<(@Sendable (Device) -> Void)?>(nil)
+    /// Boxed: a closure kept directly in a `Mutex` is re-wrapped in reabstraction thunks on every
+    /// `withLock` access, so the chain (and the stack depth of a call) grew with every new device.
+    private let autoRegisterHandler = Mutex<AutoRegisterHandler?>(nil)
     public let unknownTokenPolicy: UnknownTokenPolicy
 
     public init(unknownTokenPolicy: UnknownTokenPolicy = .autoRegister) {
@@ -60,7 +62,8 @@ public final class DeviceRegistry: Sendable {
 
     /// Called (outside the registry's locks) for every device created by auto-registration.
     public func onAutoRegister(_ handler: @escaping @Sendable (Device) -> Void) {
-        autoRegisterHandler.withLock { $0 = handler }
+        let box = AutoRegisterHandler(handler)
+        autoRegisterHandler.withLock { $0 = box }
     }
 
     /// Forgets a device.
@@ -115,7 +118,18 @@ public final class DeviceRegistry: Sendable {
             }
             return .success(device)
         }
-        if let created, let handler = autoRegisterHandler.withLock({ $0 }) { handler(created) }
+        if let created, let box = autoRegisterHandler.withLock({ $0 }) { box.call(created) }
         return result
     }
+}
+
+/// The auto-registration callback, held by reference.
+private final class AutoRegisterHandler: Sendable {
+    private let handler: @Sendable (Device) -> Void
+
+    init(_ handler: @escaping @Sendable (Device) -> Void) {
+        self.handler = handler
+    }
+
+    func call(_ device: Device) { handler(device) }
 }

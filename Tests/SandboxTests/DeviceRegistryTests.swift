@@ -1,6 +1,7 @@
 // APNs Sandbox — deciding whether a push may reach a device.
 import APNsProtocol
 import Sandbox
+import Synchronization
 import Testing
 
 @Suite struct DeviceRegistryTests {
@@ -54,5 +55,24 @@ extension Result where Success == Device, Failure == APNsError {
         case (.failure(let a), .failure(let b)): a == b
         default: false
         }
+    }
+}
+
+@Suite struct DeviceRegistryAutoRegisterTests {
+    /// Every auto-registration calls the handler once, and 100,000 of them neither slow down nor grow
+    /// the call stack (a closure stored directly in a Mutex used to gain thunks on every access).
+    @Test func handlerRunsOncePerNewDevice() throws {
+        let registry = DeviceRegistry(unknownTokenPolicy: .autoRegister)
+        let calls = Mutex(0)
+        registry.onAutoRegister { _ in calls.withLock { $0 += 1 } }
+        for index in 0..<100_000 {
+            let hex = String(format: "%064x", index)
+            let token = try #require(DeviceToken(hex: hex))
+            _ = registry.resolve(token: token, environment: .development, bundleID: "com.a", now: 0)
+        }
+        // Known devices do not register again.
+        _ = registry.resolve(token: try #require(DeviceToken(hex: String(format: "%064x", 7))), environment: .development,
+                             bundleID: "com.a", now: 0)
+        #expect(calls.withLock { $0 } == 100_000)
     }
 }

@@ -120,6 +120,12 @@ struct ExtensionEndToEndTests {
             let bad = try await post(
                 "\(server.httpBase)/api/v1/apps/\(testTopic)", #"{"serviceExtension":{"kind":"teleport"}}"#, method: "PATCH")
             #expect(bad.stdoutText.hasSuffix("\n422"), "\(bad)")
+            // `null` removes the extension: mutable-content pushes are then shown directly.
+            let removed = try await post("\(server.httpBase)/api/v1/apps/\(testTopic)", #"{"serviceExtension":null}"#, method: "PATCH")
+            #expect(removed.stdoutText.hasSuffix("\n200"), "\(removed)")
+            let plain = try await record(server, try await push(
+                server, device: deviceToken, payload: #"{"aps":{"alert":{"title":"Hi","body":"b"},"mutable-content":1}}"#))
+            #expect(plain["outcome"] as? String == "direct")
         }
     }
 }

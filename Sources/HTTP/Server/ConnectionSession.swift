@@ -11,7 +11,8 @@ import Transport
 public final class ConnectionSession: Sendable {
     public let connectionID: UInt64
     private let objects = Mutex<[ObjectIdentifier: any AnyObject & Sendable]>([:])
-    private let streamLimitControl = Mutex<(@Sendable (UInt32) -> Void)?>(nil)
+    /// Boxed: a closure kept directly in a `Mutex` is re-wrapped in thunks on every access.
+    private let streamLimitControl = Mutex<StreamLimitControl?>(nil)
 
     public init(connectionID: UInt64) {
         self.connectionID = connectionID
@@ -32,10 +33,22 @@ public final class ConnectionSession: Sendable {
     /// Safe from any thread; takes effect after the current read is processed.
     public func setMaxConcurrentStreams(_ limit: UInt32) {
         let control = streamLimitControl.withLock { $0 }
-        control?(limit)
+        control?.set(limit)
     }
 
     func installStreamLimitControl(_ control: @escaping @Sendable (UInt32) -> Void) {
-        streamLimitControl.withLock { $0 = control }
+        let box = StreamLimitControl(control)
+        streamLimitControl.withLock { $0 = box }
     }
+}
+
+/// The HTTP/2 handler's stream-limit setter, held by reference.
+private final class StreamLimitControl: Sendable {
+    private let setter: @Sendable (UInt32) -> Void
+
+    init(_ setter: @escaping @Sendable (UInt32) -> Void) {
+        self.setter = setter
+    }
+
+    func set(_ limit: UInt32) { setter(limit) }
 }

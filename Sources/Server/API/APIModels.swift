@@ -76,7 +76,18 @@ struct AppRequest: Codable, Sendable {
     var bundleId: String?
     var teamId: String?
     var strings: [String: [String: String]]?
+    /// `.null` when the body says `"serviceExtension": null` (remove it); nil when the key is absent.
     var serviceExtension: JSONValue?
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        bundleId = try c.decodeIfPresent(String.self, forKey: .bundleId)
+        teamId = try c.decodeIfPresent(String.self, forKey: .teamId)
+        strings = try c.decodeIfPresent([String: [String: String]].self, forKey: .strings)
+        if c.contains(.serviceExtension) {
+            serviceExtension = try c.decodeNil(forKey: .serviceExtension) ? .null : try c.decode(JSONValue.self, forKey: .serviceExtension)
+        }
+    }
 }
 
 /// A notification record as the API shows it.

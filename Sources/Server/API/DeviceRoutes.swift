@@ -191,7 +191,7 @@ struct AppRoutes: Sendable {
         }
         let record = AppRecord(
             bundleID: bundleID, teamID: teamID, strings: request.strings ?? [:],
-            serviceExtensionJSON: try request.serviceExtension.map(APIBody.serviceExtensionText))
+            serviceExtensionJSON: try request.serviceExtension.flatMap { $0 == .null ? nil : try APIBody.serviceExtensionText($0) })
         try APIResponse.store { try devices.saveApp(record) }
         registry.upsert(App(bundleID: bundleID, teamID: teamID))
         return .json(status: 201, encoding: AppDTO(record))

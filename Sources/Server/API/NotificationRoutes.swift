@@ -138,7 +138,8 @@ struct NotificationRoutes: Sendable {
         }
         let waiters = self.waiters
         return .deferred { respond in
-            waiters.wait(for: filter, until: { finalCount() >= count }, timeoutSeconds: timeout) {
+            let missing = count - finalCount()
+            waiters.wait(for: filter, missing: missing, until: { finalCount() >= count }, timeoutSeconds: timeout) {
                 respond(waitAnswer(filter: filter, count: count, satisfied: finalCount() >= count))
             }
             if finalCount() >= count, let any = try? notifications.notifications(matching: filter, limit: 1, offset: 0).first {

@@ -15,6 +15,9 @@ final class NotificationWaiters: Sendable {
         /// …or, after a final record matching `filter`, for `isSatisfied` to hold.
         var filter: NotificationFilter?
         var isSatisfied: (@Sendable () -> Bool)?
+        /// Matching final records still to see before `isSatisfied` is worth asking (it queries the
+        /// store: asking on every record would make a large wait quadratic).
+        var remaining: Int
         var fire: @Sendable () -> Void
     }
 
@@ -26,16 +29,19 @@ final class NotificationWaiters: Sendable {
 
     /// Parks `fire` until the record `apnsID` is final, or `timeoutSeconds` pass.
     func wait(forFinal apnsID: String, timeoutSeconds: Double, fire: @escaping @Sendable () -> Void) {
-        park(Waiter(apnsID: apnsID, filter: nil, isSatisfied: nil, fire: fire), timeoutSeconds: timeoutSeconds)
+        park(Waiter(apnsID: apnsID, filter: nil, isSatisfied: nil, remaining: 0, fire: fire), timeoutSeconds: timeoutSeconds)
     }
 
     /// Parks `fire` until `isSatisfied` holds (checked when a final record matching `filter`
     /// appears), or `timeoutSeconds` pass.
+    /// - Parameter missing: how many more matching final records are needed (re-checked with
+    ///   `isSatisfied` only once that many have been seen).
     func wait(
-        for filter: NotificationFilter, until isSatisfied: @escaping @Sendable () -> Bool, timeoutSeconds: Double,
-        fire: @escaping @Sendable () -> Void
+        for filter: NotificationFilter, missing: Int, until isSatisfied: @escaping @Sendable () -> Bool,
+        timeoutSeconds: Double, fire: @escaping @Sendable () -> Void
     ) {
-        park(Waiter(apnsID: nil, filter: filter, isSatisfied: isSatisfied, fire: fire), timeoutSeconds: timeoutSeconds)
+        park(Waiter(apnsID: nil, filter: filter, isSatisfied: isSatisfied, remaining: max(1, missing), fire: fire),
+             timeoutSeconds: timeoutSeconds)
     }
 
     private func park(_ waiter: Waiter, timeoutSeconds: Double) {
@@ -56,15 +62,26 @@ final class NotificationWaiters: Sendable {
     /// Called for every change of every record.
     func notify(_ record: NotificationRecord) {
         guard active.load(ordering: .relaxed) > 0, record.status.isFinal else { return }
-        let candidates = waiters.withLock { waiters in
-            waiters.filter { _, waiter in
-                if let apnsID = waiter.apnsID { return apnsID == record.apnsID }
-                if let filter = waiter.filter { return Self.matches(filter, record) }
-                return false
+        let candidates = waiters.withLock { waiters -> [(UInt64, Waiter)] in
+            var due: [(UInt64, Waiter)] = []
+            for (id, waiter) in waiters {
+                if let apnsID = waiter.apnsID {
+                    if apnsID == record.apnsID { due.append((id, waiter)) }
+                } else if let filter = waiter.filter, Self.matches(filter, record) {
+                    var counted = waiter
+                    counted.remaining -= 1
+                    waiters[id] = counted
+                    if counted.remaining <= 0 { due.append((id, counted)) }
+                }
             }
+            return due
         }
         for (id, waiter) in candidates {
-            if let isSatisfied = waiter.isSatisfied, !isSatisfied() { continue }
+            if let isSatisfied = waiter.isSatisfied, !isSatisfied() {
+                // Not there yet (e.g. records counted twice): check again on the next match.
+                waiters.withLock { if $0[id] != nil { $0[id]?.remaining = 1 } }
+                continue
+            }
             take(id)?.fire()
         }
     }
