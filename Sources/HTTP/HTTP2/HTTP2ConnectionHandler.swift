@@ -347,7 +347,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
 
     // MARK: Callbacks (called from the trampolines below)
 
-    fileprivate func beginHeaders(streamID: Int32) {
+    func beginHeaders(streamID: Int32) {
         let stream = Stream(id: streamID, startedAt: MonotonicClock.nanoseconds())
         streams[streamID] = stream
         // The dictionary owns the stream; nghttp2 keeps an unretained pointer for fast lookups.
@@ -360,7 +360,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         return Unmanaged<Stream>.fromOpaque(pointer).takeUnretainedValue()
     }
 
-    fileprivate func header(streamID: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+    func header(streamID: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
         guard let stream = stream(streamID) else { return }
         stream.headerBytes += name.count + value.count + 32
         if stream.headerBytes > pipeline.options.maxHeaderListSize {
@@ -412,7 +412,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         }
     }
 
-    fileprivate func dataChunk(streamID: Int32, data: UnsafeBufferPointer<UInt8>) {
+    func dataChunk(streamID: Int32, data: UnsafeBufferPointer<UInt8>) {
         guard let stream = stream(streamID), !stream.isBodyTooLarge else { return }
         if stream.body.count + data.count > pipeline.options.maxBodyBytes {
             // Answer 413 now instead of reading the rest: nghttp2 resets the stream (NO_ERROR)
@@ -428,18 +428,18 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         stream.body.append(contentsOf: data)
     }
 
-    fileprivate func requestEnded(streamID: Int32) {
+    func requestEnded(streamID: Int32) {
         guard let stream = stream(streamID), !stream.requestComplete else { return }
         stream.requestComplete = true
         completedRequests.append(stream)
     }
 
-    fileprivate func streamClosed(streamID: Int32) {
+    func streamClosed(streamID: Int32) {
         if let session { nghttp2_session_set_stream_user_data(session, streamID, nil) }
         streams[streamID] = nil
     }
 
-    fileprivate func readBody(streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
+    func readBody(streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
         guard let stream = stream(streamID) else {
             flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
             return 0
@@ -462,64 +462,3 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     }
 }
 
-/// A strong reference to the handler that the handler clears when its connection closes.
-/// Loop-confined (reached only through `LoopBound`).
-final class HandlerSlot {
-    var handler: HTTP2ConnectionHandler?
-
-    init(_ handler: HTTP2ConnectionHandler) {
-        self.handler = handler
-    }
-}
-
-// MARK: - nghttp2 trampolines (non-capturing; `user_data` is the unretained handler)
-
-private func handler(_ userData: UnsafeMutableRawPointer?) -> HTTP2ConnectionHandler? {
-    guard let userData else { return nil }
-    return Unmanaged<HTTP2ConnectionHandler>.fromOpaque(userData).takeUnretainedValue()
-}
-
-private let onBeginHeaders: nghttp2_on_begin_headers_callback = { _, frame, userData in
-    guard let frame, let handler = handler(userData) else { return 0 }
-    if frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue),
-       frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST {
-        handler.beginHeaders(streamID: frame.pointee.hd.stream_id)
-    }
-    return 0
-}
-
-private let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
-    guard let frame, let name, let value, let handler = handler(userData) else { return 0 }
-    guard frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
-    handler.header(
-        streamID: frame.pointee.hd.stream_id,
-        name: UnsafeBufferPointer(start: name, count: nameLength),
-        value: UnsafeBufferPointer(start: value, count: valueLength))
-    return 0
-}
-
-private let onDataChunk: nghttp2_on_data_chunk_recv_callback = { _, _, streamID, data, length, userData in
-    guard let data, let handler = handler(userData) else { return 0 }
-    handler.dataChunk(streamID: streamID, data: UnsafeBufferPointer(start: data, count: length))
-    return 0
-}
-
-private let onFrameReceived: nghttp2_on_frame_recv_callback = { _, frame, userData in
-    guard let frame, let handler = handler(userData) else { return 0 }
-    let type = frame.pointee.hd.type
-    let endStream = frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
-    if endStream && (type == UInt8(NGHTTP2_HEADERS.rawValue) || type == UInt8(NGHTTP2_DATA.rawValue)) {
-        handler.requestEnded(streamID: frame.pointee.hd.stream_id)
-    }
-    return 0
-}
-
-private let onStreamClose: nghttp2_on_stream_close_callback = { _, streamID, _, userData in
-    handler(userData)?.streamClosed(streamID: streamID)
-    return 0
-}
-
-private let readResponseBody: nghttp2_data_source_read_callback = { _, streamID, buffer, length, flags, _, userData in
-    guard let buffer, let flags, let handler = handler(userData) else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
-    return handler.readBody(streamID: streamID, into: buffer, length: length, flags: flags)
-}
