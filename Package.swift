@@ -32,9 +32,10 @@ let package = Package(
         .target(name: "Crypto", dependencies: ["Support", "COpenSSL", "CLibShims"], swiftSettings: strict),
         .target(name: "Store", dependencies: ["Sandbox", "APNsProtocol", "CSQLite3", "CLibShims", "Support"], swiftSettings: strict),
         .target(name: "ExtensionRuntime", dependencies: ["Sandbox", "APNsProtocol", "Crypto", "Support"], swiftSettings: strict),
+        .target(name: "Webhooks", dependencies: ["Sandbox", "APNsProtocol", "Crypto", "Support"], swiftSettings: strict),
         .target(
             name: "Server",
-            dependencies: ["Support", "Transport", "HTTP", "Crypto", "APNsProtocol", "Sandbox", "Store", "ExtensionRuntime"],
+            dependencies: ["Support", "Transport", "HTTP", "Crypto", "APNsProtocol", "Sandbox", "Store", "ExtensionRuntime", "Webhooks"],
             swiftSettings: strict),
         .executableTarget(name: "apns-sandbox", dependencies: ["Server", "Support", "Crypto"], swiftSettings: strict),
         // Apple's UNNotificationServiceExtension shape for `exec` extensions; Foundation only, no other target here.
@@ -51,9 +52,10 @@ let package = Package(
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "Sandbox", "APNsProtocol"], swiftSettings: strict),
         .testTarget(name: "ExtensionRuntimeTests", dependencies: ["ExtensionRuntime", "Sandbox", "APNsProtocol", "Crypto"], swiftSettings: strict),
+        .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Sandbox", "Crypto"], swiftSettings: strict),
         .testTarget(
             name: "ServerTests",
-            dependencies: ["Server", "HTTP", "Crypto", "Support", "APNsProtocol", "Sandbox", "Store", "ExtensionRuntime"],
+            dependencies: ["Server", "HTTP", "Crypto", "Support", "APNsProtocol", "Sandbox", "Store", "ExtensionRuntime", "Webhooks"],
             swiftSettings: strict),
         .testTarget(name: "ServiceExtensionKitTests", dependencies: ["ServiceExtensionKit"], swiftSettings: strict),
     ],

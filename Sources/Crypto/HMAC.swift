@@ -39,3 +39,16 @@ public enum SHA256Digest {
         return digest
     }
 }
+
+/// Cryptographically secure random bytes (OpenSSL's `RAND_bytes`), for secrets and identifiers.
+public enum SecureRandom {
+    public static func bytes(_ count: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        guard count > 0 else { return bytes }
+        guard let length = Int32(exactly: count), RAND_bytes(&bytes, length) == 1 else {
+            // RAND_bytes fails only when the system entropy source is unusable: nothing safe can follow.
+            preconditionFailure("RAND_bytes failed: \(CryptoError.drainOpenSSLErrorQueue())")
+        }
+        return bytes
+    }
+}

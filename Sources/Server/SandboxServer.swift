@@ -9,6 +9,7 @@ import Store
 import Support
 import Synchronization
 import Transport
+import Webhooks
 
 /// The running sandbox: event loops, listeners and routes built from a `SandboxConfiguration`.
 ///
@@ -30,6 +31,9 @@ public final class SandboxServer: Sendable {
     public let engine: DeliveryEngine
     /// Service extension instances.
     public let extensions: ExtensionRuntime
+    /// Delivers events to webhook subscriptions.
+    public let webhooks: WebhookDispatcher
+    let eventHub: EventStreamHub
     private let clock: SystemClock
     private let retention: Retention
     private let group: EventLoopGroup
@@ -68,6 +72,22 @@ public final class SandboxServer: Sendable {
         let clock = SystemClock()
         self.clock = clock
         let waiters = NotificationWaiters()
+        let eventHub = EventStreamHub(
+            log: store, heartbeatSeconds: configuration.events.heartbeatSeconds, logger: logger.with("component", "events"))
+        self.eventHub = eventHub
+        let webhookSettings = configuration.webhooks.settings
+        let webhooks = WebhookDispatcher(
+            settings: webhookSettings, repository: store, eventLog: store,
+            sender: URLSessionWebhookSender(maxConnectionsPerHost: max(16, webhookSettings.maxConcurrentPerEndpoint)),
+            clock: clock, logger: logger.with("component", "webhooks"))
+        self.webhooks = webhooks
+        // Before anything logs events (recovery, seeding): every committed event reaches both.
+        store.observeEvents { events in
+            eventHub.publish(events)
+            if let last = events.last { webhooks.eventsCommitted(upTo: last.id) }
+        }
+        try Self.applyConfiguredWebhooks(configuration.webhooks, store: store)
+        let recorder = EventRecorder(log: store, logger: logger.with("component", "events"))
         var deliveryConfiguration = DeliveryEngine.Configuration()
         deliveryConfiguration.lowPriorityDelayMilliseconds = configuration.delivery.lowPriorityDelayMilliseconds
         deliveryConfiguration.backgroundPushesPerHour = configuration.delivery.backgroundPushesPerHour
@@ -85,11 +105,13 @@ public final class SandboxServer: Sendable {
         self.engine = engine
 
         registry = DeviceRegistry(unknownTokenPolicy: settings.unknownDeviceTokens == "strict" ? .strict : .autoRegister)
-        let devices = DeviceService(registry: registry, devices: store, engine: engine, clock: clock)
+        let devices = DeviceService(registry: registry, devices: store, engine: engine, clock: clock, events: recorder)
         try Self.seed(devices, store: store, from: configuration)
         registry.onAutoRegister { device in devices.autoRegistered(device) }
         try engine.recover()
-        retention = Retention(store: store, clock: clock, settings: configuration.storage, logger: logger)
+        retention = Retention(
+            store: store, clock: clock, settings: configuration.storage, events: configuration.events,
+            webhooks: webhookSettings, logger: logger)
         pushes = RecentPushes(capacity: settings.recentPushCapacity)
         let keys = try ProviderKeyStore(teams: configuration.teams, baseDirectory: configuration.baseDirectory)
         var listenerEnvironments: [String: APNsEnvironment] = [:]
@@ -99,7 +121,7 @@ public final class SandboxServer: Sendable {
             }
         }
         let provider = ProviderEndpoint(
-            keys: keys, registry: registry, sink: pushes, settings: settings, listenerEnvironments: listenerEnvironments,
+            keys: keys, registry: registry, sink: RecordingPushSink(recent: pushes, events: recorder), settings: settings, listenerEnvironments: listenerEnvironments,
             receiver: engine, logger: logger.with("component", "provider"))
 
         var router = Router()
@@ -110,6 +132,8 @@ public final class SandboxServer: Sendable {
         NotificationRoutes(notifications: store, waiters: waiters, dataDirectory: dataDirectory).register(on: &router)
         DeviceRoutes(service: devices).register(on: &router)
         AppRoutes(devices: store, registry: registry).register(on: &router)
+        EventRoutes(hub: eventHub).register(on: &router)
+        WebhookRoutes(repository: store, dispatcher: webhooks).register(on: &router)
         OpenAPIDocument.register(on: &router)
 
         var options = Self.httpOptions(from: configuration)
@@ -174,6 +198,28 @@ public final class SandboxServer: Sendable {
         try devices.loadRegistry()
     }
 
+    /// Brings the configuration file's webhook subscriptions into the store: new ones start with the
+    /// next event, existing ones keep their cursor (and their generated secret when the file gives
+    /// none); configured ones removed from the file are deleted.
+    static func applyConfiguredWebhooks(_ webhooks: WebhookConfiguration, store: SQLiteStore) throws {
+        let stored = try store.subscriptions()
+        let latest = try store.latestEventID()
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let configuredIDs = Set(webhooks.subscriptions.map(\.id))
+        for (subscription, _) in stored where subscription.source == "config" && !configuredIDs.contains(subscription.id) {
+            try store.deleteSubscription(id: subscription.id)
+        }
+        for configured in webhooks.subscriptions {
+            let existing = stored.first { $0.subscription.id == configured.id }?.subscription
+            try store.saveSubscription(WebhookSubscription(
+                id: configured.id, url: configured.url,
+                filter: WebhookSubscriptionRules.filter(events: configured.events, devices: configured.devices, topics: configured.topics),
+                secret: configured.secret ?? existing?.secret ?? WebhookSignature.generateSecret(),
+                description: configured.description, maxConcurrentDeliveries: configured.maxConcurrentDeliveries,
+                createdAt: existing?.createdAt ?? now, source: "config"), cursor: latest)
+        }
+    }
+
     static func httpOptions(from configuration: SandboxConfiguration) -> HTTPServerOptions {
         let limits = configuration.limits
         var options = HTTPServerOptions()
@@ -192,6 +238,7 @@ public final class SandboxServer: Sendable {
     /// Binds the listeners and starts serving.
     @discardableResult
     public func start() throws -> [BoundListener] {
+        try webhooks.start()
         let bound = try server.start()
         state.setReady(true)
         return bound
@@ -209,8 +256,11 @@ public final class SandboxServer: Sendable {
     /// closes every connection and stops the event loops. Blocks; never call it on a loop.
     public func shutdown() {
         state.setReady(false)
+        // Open event streams would hold the graceful drain until its deadline: end them first.
+        eventHub.close()
         server.shutdown(gracePeriodNanoseconds: UInt64(max(0, configuration.limits.shutdownGraceSeconds) * 1e9))
         group.shutdown()
+        webhooks.shutdown()
         retention.stop()
         extensions.shutdown()
         store.close()
@@ -222,28 +272,52 @@ public final class SandboxServer: Sendable {
 /// The delivery engine takes accepted pushes for the provider endpoint.
 extension DeliveryEngine: AcceptedPushReceiver {}
 
-/// Prunes old notification records once a minute (storage.maxRecords, storage.maxAgeDays).
+/// Prunes old notification records, events and finished webhook deliveries once a minute
+/// (storage.maxRecords/maxAgeDays, events.maxEvents/maxAgeHours, webhooks.deliveryRetentionDays).
 final class Retention: Sendable {
     private let task: Mutex<ScheduledTask?> = Mutex(nil)
     private let stopped = Atomic<Bool>(false)
+    private let store: SQLiteStore
+    private let clock: any SandboxClock
+    private let settings: StorageSettings
+    private let events: EventSettings
+    private let webhooks: WebhookSettings
+    private let logger: Logger
 
-    init(store: SQLiteStore, clock: any SandboxClock, settings: StorageSettings, logger: Logger) {
-        schedule(store: store, clock: clock, settings: settings, logger: logger)
+    init(
+        store: SQLiteStore, clock: any SandboxClock, settings: StorageSettings, events: EventSettings,
+        webhooks: WebhookSettings, logger: Logger
+    ) {
+        self.store = store
+        self.clock = clock
+        self.settings = settings
+        self.events = events
+        self.webhooks = webhooks
+        self.logger = logger
+        schedule()
     }
 
-    private func schedule(store: SQLiteStore, clock: any SandboxClock, settings: StorageSettings, logger: Logger) {
+    private func schedule() {
         guard !stopped.load(ordering: .relaxed) else { return }
         let next = clock.schedule(afterMilliseconds: 60_000) { [self] in
-            let cutoff = clock.nowMilliseconds - Int64(settings.maxAgeDays * 86_400_000)
-            do {
-                let pruned = try store.prune(maxRecords: settings.maxRecords, olderThan: cutoff)
-                if pruned > 0 { logger.info("pruned notification records", [("count", "\(pruned)")]) }
-            } catch {
-                logger.warning("pruning failed", [("error", "\(error)")])
-            }
-            schedule(store: store, clock: clock, settings: settings, logger: logger)
+            prune()
+            schedule()
         }
         task.withLock { $0 = next }
+    }
+
+    /// One pass over the three logs.
+    func prune() {
+        let now = clock.nowMilliseconds
+        do {
+            let pruned = try store.prune(maxRecords: settings.maxRecords, olderThan: now - Int64(settings.maxAgeDays * 86_400_000))
+            if pruned > 0 { logger.info("pruned notification records", [("count", "\(pruned)")]) }
+            let events = try store.pruneEvents(maxEvents: events.maxEvents, olderThan: now - Int64(events.maxAgeHours * 3_600_000))
+            if events > 0 { logger.info("pruned events", [("count", "\(events)")]) }
+            try store.pruneDeliveries(finishedBefore: now - webhooks.deliveryRetentionMilliseconds)
+        } catch {
+            logger.warning("pruning failed", [("error", "\(error)")])
+        }
     }
 
     func stop() {

@@ -66,6 +66,11 @@ final class SQLiteConnection {
     }
 
     /// Rows changed by the most recent INSERT, UPDATE or DELETE.
+    /// The rowid of the last row this connection inserted.
+    var lastInsertRowID: Int64 {
+        handle.map { sqlite3_last_insert_rowid($0) } ?? 0
+    }
+
     var changes: Int {
         guard let handle else { return 0 }
         return Int(sqlite3_changes64(handle))

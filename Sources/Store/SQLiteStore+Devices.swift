@@ -129,13 +129,13 @@ extension SQLiteStore {
         }
     }
 
-    private static func encodeJSON(_ value: some Encodable) throws -> [UInt8] {
+    static func encodeJSON(_ value: some Encodable) throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return [UInt8](try encoder.encode(value))
     }
 
-    private static func decodeJSON<Value: Decodable>(_ type: Value.Type, _ bytes: [UInt8]) throws -> Value {
+    static func decodeJSON<Value: Decodable>(_ type: Value.Type, _ bytes: [UInt8]) throws -> Value {
         do {
             return try JSONDecoder().decode(type, from: Data(bytes))
         } catch {

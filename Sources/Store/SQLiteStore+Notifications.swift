@@ -11,10 +11,18 @@ extension SQLiteStore {
     public func save(
         _ records: [NotificationRecord], completion: @escaping @Sendable (Result<Void, any Error>) -> Void
     ) {
-        guard !records.isEmpty else { return completion(.success(())) }
+        save(records, events: [], completion: completion)
+    }
+
+    /// As ``save(_:completion:)``; `events` go into the event log in the same transaction.
+    public func save(
+        _ records: [NotificationRecord], events: [EventDraft],
+        completion: @escaping @Sendable (Result<Void, any Error>) -> Void
+    ) {
+        guard !records.isEmpty || !events.isEmpty else { return completion(.success(())) }
         // Encoding happens here, on the callers' threads, so it runs in parallel and off the writer.
         let rows = records.map(EncodedRow.init)
-        if let error = enqueue(.save(rows: rows, completion: completion), records: rows.count) {
+        if let error = enqueue(.save(rows: rows, events: events, completion: completion), records: rows.count + events.count) {
             completion(.failure(error))
         }
     }

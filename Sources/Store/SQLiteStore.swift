@@ -43,7 +43,7 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
 
     /// The database file.
     public let path: String
-    private let queue: WriteQueue
+    let queue: WriteQueue
     private let writerFinished: Latch<Void>
     private let reader: Mutex<SQLiteConnection?>
     /// Devices and apps by key, as last written or read (nil = known to be absent): the delivery

@@ -46,6 +46,48 @@ enum Schema {
                 "CREATE INDEX notifications_status_received ON notifications(status, received_at)",
                 "DROP INDEX notifications_status",
             ]),
+        // The event log (SSE resume, webhook fan-out) and the webhook outbox (issue #6).
+        Migration(
+            version: 3,
+            statements: [
+                """
+                CREATE TABLE events(
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    type TEXT NOT NULL,
+                    time INTEGER NOT NULL,
+                    device_token TEXT,
+                    topic TEXT,
+                    data BLOB NOT NULL
+                )
+                """,
+                "CREATE INDEX events_time ON events(time)",
+                """
+                CREATE TABLE webhook_subscriptions(
+                    id TEXT PRIMARY KEY,
+                    record BLOB NOT NULL,
+                    cursor INTEGER NOT NULL,
+                    created_at INTEGER NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE webhook_deliveries(
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    subscription_id TEXT NOT NULL,
+                    event_id INTEGER NOT NULL,
+                    message_id TEXT NOT NULL,
+                    event_type TEXT NOT NULL,
+                    payload BLOB NOT NULL,
+                    status TEXT NOT NULL,
+                    attempts INTEGER NOT NULL,
+                    next_attempt_at INTEGER,
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    log BLOB NOT NULL
+                )
+                """,
+                "CREATE INDEX webhook_deliveries_due ON webhook_deliveries(status, next_attempt_at)",
+                "CREATE INDEX webhook_deliveries_subscription ON webhook_deliveries(subscription_id, id)",
+            ]),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -1,6 +1,7 @@
 // APNs Sandbox — the writer thread: owns the write connection and commits queued work in batches.
 import Foundation
 import Glibc
+import Sandbox
 
 /// The body of the store's one writer thread (group commit).
 ///
@@ -88,19 +89,25 @@ final class StoreWriter {
         }
     }
 
+    static let insertEventSQL = "INSERT INTO events(type, time, device_token, topic, data) VALUES (?, ?, ?, ?, ?)"
+
+    /// One caller's share of a group commit: notification rows, events, and who to tell.
+    private struct Pending {
+        var rows: [EncodedRow]
+        var events: [EventDraft]
+        var complete: @Sendable (Result<[SandboxEvent], any Error>) -> Void
+    }
+
     private func process(_ items: [WriteItem]) {
-        var batch: [(rows: [EncodedRow], completion: @Sendable (Result<Void, any Error>) -> Void)] = []
+        var batch: [Pending] = []
         var batchRows = 0
         for item in items {
+            let pending: Pending
             switch item {
-            case .save(let rows, let completion):
-                if batchRows > 0, batchRows + rows.count > maxBatchRecords {
-                    commit(batch)
-                    batch.removeAll(keepingCapacity: true)
-                    batchRows = 0
-                }
-                batch.append((rows, completion))
-                batchRows += rows.count
+            case .save(let rows, let events, let completion):
+                pending = Pending(rows: rows, events: events, complete: { completion($0.map { _ in () }) })
+            case .events(let drafts, let completion):
+                pending = Pending(rows: [], events: drafts, complete: completion)
             case .task(let body, let completion):
                 if !batch.isEmpty {
                     commit(batch)
@@ -108,18 +115,29 @@ final class StoreWriter {
                     batchRows = 0
                 }
                 run(body, completion: completion)
+                continue
             }
+            let size = pending.rows.count + pending.events.count
+            if batchRows > 0, batchRows + size > maxBatchRecords {
+                commit(batch)
+                batch.removeAll(keepingCapacity: true)
+                batchRows = 0
+            }
+            batch.append(pending)
+            batchRows += size
         }
         if !batch.isEmpty {
             commit(batch)
         }
     }
 
-    /// Commits the saves in one transaction, then completes them. If the transaction fails and it
-    /// held several saves, each save is retried alone so one bad save cannot fail its neighbours.
-    private func commit(_ saves: [(rows: [EncodedRow], completion: @Sendable (Result<Void, any Error>) -> Void)]) {
+    /// Commits the saves and events in one transaction, then completes them and tells the event
+    /// observer. If the transaction fails and it held several callers' work, each is retried alone so
+    /// one bad save cannot fail its neighbours.
+    private func commit(_ saves: [Pending]) {
+        var logged: [[SandboxEvent]] = []
         do {
-            try transaction {
+            logged = try transaction {
                 let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
                 try connection.withStatement(Self.upsertSQL) { statement in
                     for save in saves {
@@ -137,6 +155,20 @@ final class StoreWriter {
                         }
                     }
                 }
+                return try connection.withStatement(Self.insertEventSQL) { statement in
+                    try saves.map { save in
+                        try save.events.map { draft in
+                            try statement.bind(draft.type.rawValue, at: 1)
+                            try statement.bind(draft.time, at: 2)
+                            try statement.bind(draft.deviceToken, at: 3)
+                            try statement.bind(draft.topic, at: 4)
+                            try statement.bind(draft.data, at: 5)
+                            try statement.step()
+                            statement.resetForNextRow()
+                            return SandboxEvent(id: connection.lastInsertRowID, draft: draft)
+                        }
+                    }
+                }
             }
         } catch {
             if saves.count > 1 {
@@ -145,13 +177,17 @@ final class StoreWriter {
                 }
             } else {
                 for save in saves {
-                    save.completion(.failure(error))
+                    save.complete(.failure(error))
                 }
             }
             return
         }
-        for save in saves {
-            save.completion(.success(()))
+        for (save, events) in zip(saves, logged) {
+            save.complete(.success(events))
+        }
+        let events = logged.flatMap { $0 }
+        if !events.isEmpty, let observer = queue.eventObserver.withLock({ $0 }) {
+            observer(events)
         }
     }
 

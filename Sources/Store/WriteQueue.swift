@@ -27,8 +27,11 @@ struct EncodedRow: Sendable {
 
 /// Work for the writer thread, in submission order.
 enum WriteItem: Sendable {
-    /// Rows from one `save` call: committed together (never split across transactions).
-    case save(rows: [EncodedRow], completion: @Sendable (Result<Void, any Error>) -> Void)
+    /// Rows from one `save` call and the events they announce: committed together (never split
+    /// across transactions).
+    case save(rows: [EncodedRow], events: [EventDraft], completion: @Sendable (Result<Void, any Error>) -> Void)
+    /// Events on their own (rejected pushes, device changes), in the same group commit as saves.
+    case events(drafts: [EventDraft], completion: @Sendable (Result<[SandboxEvent], any Error>) -> Void)
     /// A synchronous write (devices, apps, delete, prune) run in its own transaction.
     case task(
         body: @Sendable (SQLiteConnection) throws -> any Sendable,
@@ -65,6 +68,8 @@ final class WriteQueue: @unchecked Sendable {
     let maxQueuedRecords: Int
     /// Committed write transactions (save batches and synchronous writes).
     let committedTransactions = Atomic<Int>(0)
+    /// Told about every committed event, in id order, on the writer thread (see ``SQLiteStore/observeEvents(_:)``).
+    let eventObserver = Mutex<(@Sendable ([SandboxEvent]) -> Void)?>(nil)
     /// `pthread_self()` of the writer thread, 0 before it starts.
     let writerThread = Atomic<UInt>(0)
 

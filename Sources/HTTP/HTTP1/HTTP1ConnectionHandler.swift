@@ -15,6 +15,10 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
         let keepAlive: Bool
         let startedAt: UInt64
         var response: HTTPResponse?
+        /// The body of a streaming response; the exchange stays at the head of the queue until it ends.
+        var bodyWriter: HTTPBodyWriter?
+        var isStreaming = false
+        var isChunked = false
 
         init(request: HTTPRequest, keepAlive: Bool, startedAt: UInt64) {
             self.request = request
@@ -32,6 +36,8 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
     private var isClosing = false
     private var isGracefulShutdown = false
     private let info: ConnectionInfo
+    /// The exchange whose streaming body is being sent (always `queue.first`).
+    private var streaming: Exchange?
 
     init(connection: Connection, pipeline: HTTPPipeline) {
         self.connection = connection
@@ -121,12 +127,71 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
                     handler.parse()
                 }
             }
+        case .stream(let head, let start):
+            let writer = HTTPBodyWriter()
+            exchange.response = pipeline.finalize(head, for: request, startedAt: exchange.startedAt)
+            exchange.bodyWriter = writer
+            start(writer)
+            writeReadyResponses()
         }
+    }
+
+    /// Starts sending a streaming response's body: the head now, the body whenever the writer wakes us.
+    private func beginStreaming(_ exchange: Exchange, writer: HTTPBodyWriter) {
+        guard let response = exchange.response else { return }
+        exchange.isStreaming = true
+        exchange.isChunked = HTTP1ResponseWriter.writeStreamHead(
+            response, version: exchange.request.version, keepAlive: exchange.keepAlive, into: &output)
+        if !exchange.isChunked { isClosing = true }
+        streaming = exchange
+        flushOutput()
+        if exchange.request.method == "HEAD" {
+            writer.finish()
+        }
+        let bound = LoopBound(self, loop: connection.loop)
+        writer.attach { bound.loop.execute { bound.value.pumpStream() } }
+    }
+
+    /// Sends what the streaming body has ready; ends the exchange when the producer has finished.
+    private func pumpStream() {
+        guard let exchange = streaming, let writer = exchange.bodyWriter, !connection.isClosed else { return }
+        // A slow reader: leave the bytes in the writer (it bounds them) until the socket drains.
+        guard connection.pendingOutputBytes <= (1 << 20) else { return }
+        let (bytes, isFinished) = writer.take()
+        if exchange.request.method != "HEAD" {
+            if exchange.isChunked {
+                HTTP1ResponseWriter.appendChunk(bytes, into: &output)
+            } else {
+                output.append(contentsOf: bytes)
+            }
+        }
+        guard isFinished else {
+            flushOutput()
+            return
+        }
+        streaming = nil
+        if exchange.isChunked && exchange.request.method != "HEAD" {
+            HTTP1ResponseWriter.appendLastChunk(into: &output)
+        }
+        writer.close()
+        queue.removeFirst()
+        if !exchange.isChunked || !exchange.keepAlive {
+            queue.removeAll()
+            flushOutput()
+            connection.closeAfterFlush()
+            return
+        }
+        writeReadyResponses()
+        parse()
     }
 
     /// Writes responses from the head of the queue while they are ready (keeps pipelining order).
     private func writeReadyResponses() {
         while let first = queue.first, let response = first.response {
+            if let writer = first.bodyWriter {
+                if !first.isStreaming { beginStreaming(first, writer: writer) }
+                return
+            }
             queue.removeFirst()
             HTTP1ResponseWriter.write(
                 response, version: first.request.version, keepAlive: first.keepAlive,
@@ -180,7 +245,9 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
 
     // MARK: ConnectionHandler
 
-    func connectionDidDrainOutput(_ connection: Connection) {}
+    func connectionDidDrainOutput(_ connection: Connection) {
+        if streaming != nil { pumpStream() }
+    }
 
     func connectionTick(_ connection: Connection, now: UInt64) {
         let options = pipeline.options
@@ -196,12 +263,16 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
 
     func connectionBeginGracefulShutdown(_ connection: Connection) {
         isGracefulShutdown = true
+        for exchange in queue { exchange.bodyWriter?.finish() }
         if queue.isEmpty && !parser.isMidRequest {
             connection.closeAfterFlush()
         }
     }
 
     func connectionDidClose(_ connection: Connection) {
+        let writers = queue.compactMap(\.bodyWriter)
         queue.removeAll()
+        streaming = nil
+        for writer in writers { writer.close() }
     }
 }

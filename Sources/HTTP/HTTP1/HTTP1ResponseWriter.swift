@@ -25,8 +25,63 @@ public enum HTTP1ResponseWriter {
     ) {
         let status = (100...999).contains(response.status) ? response.status : 500
         let hasBody = !(100..<200).contains(status) && status != 204 && status != 304
-
         buffer.reserveCapacity(buffer.count + 128 + response.body.count)
+        let framing: Framing
+        if !hasBody {
+            framing = .none
+        } else if isHeadRequest, response.body.isEmpty, let declared = response.headers["content-length"],
+            HTTP1Syntax.parseDecimal(declared[...].utf8) != nil
+        {
+            // A HEAD handler may state the length of the body a GET would have sent.
+            framing = .declaredLength(declared)
+        } else {
+            framing = .contentLength(response.body.count)
+        }
+        writeHead(response, status: status, framing: framing, version: version, keepAlive: keepAlive, into: &buffer)
+        if hasBody, !isHeadRequest {
+            buffer.append(contentsOf: response.body)
+        }
+    }
+
+    /// Appends the head of a streaming response: chunked for HTTP/1.1, else delimited by closing the
+    /// connection (the caller must then close it when the body ends). The response's body is ignored.
+    /// - Returns: Whether the body must be sent in chunks (``appendChunk(_:into:)``, ``appendLastChunk(into:)``).
+    public static func writeStreamHead(
+        _ response: HTTPResponse, version: HTTPVersion, keepAlive: Bool, into buffer: inout [UInt8]
+    ) -> Bool {
+        let status = (200...999).contains(response.status) ? response.status : 500
+        let chunked = version == .http1_1
+        writeHead(
+            response, status: status, framing: chunked ? .chunked : .none, version: version,
+            keepAlive: chunked && keepAlive, into: &buffer)
+        return chunked
+    }
+
+    /// Appends one chunk of a chunked body (nothing for empty `bytes`: that would end the body).
+    public static func appendChunk(_ bytes: [UInt8], into buffer: inout [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        buffer.append(contentsOf: String(bytes.count, radix: 16).utf8)
+        appendCRLF(to: &buffer)
+        buffer.append(contentsOf: bytes)
+        appendCRLF(to: &buffer)
+    }
+
+    /// Appends the last chunk, ending a chunked body.
+    public static func appendLastChunk(into buffer: inout [UInt8]) {
+        buffer.append(contentsOf: "0\r\n\r\n".utf8)
+    }
+
+    private enum Framing {
+        case none
+        case contentLength(Int)
+        case declaredLength(String)
+        case chunked
+    }
+
+    private static func writeHead(
+        _ response: HTTPResponse, status: Int, framing: Framing, version: HTTPVersion, keepAlive: Bool,
+        into buffer: inout [UInt8]
+    ) {
         buffer.append(contentsOf: "HTTP/1.1 ".utf8)
         appendDecimal(status, to: &buffer)
         buffer.append(HTTP1Syntax.sp)
@@ -34,13 +89,9 @@ public enum HTTP1ResponseWriter {
         appendCRLF(to: &buffer)
 
         var hasDate = false
-        var declaredLength: String?
         for field in response.headers where isSafe(field) {
             switch field.name {
-            case "content-length":
-                declaredLength = field.value
-                continue
-            case "transfer-encoding", "connection":
+            case "content-length", "transfer-encoding", "connection":
                 continue
             case "date":
                 hasDate = true
@@ -49,18 +100,17 @@ public enum HTTP1ResponseWriter {
             }
             appendField(field.name, field.value, to: &buffer)
         }
-
-        if hasBody {
-            // A HEAD handler may state the length of the body a GET would have sent.
-            if isHeadRequest, response.body.isEmpty, let declaredLength,
-                HTTP1Syntax.parseDecimal(declaredLength[...].utf8) != nil
-            {
-                appendField("content-length", declaredLength, to: &buffer)
-            } else {
-                buffer.append(contentsOf: "content-length: ".utf8)
-                appendDecimal(response.body.count, to: &buffer)
-                appendCRLF(to: &buffer)
-            }
+        switch framing {
+        case .none:
+            break
+        case .contentLength(let length):
+            buffer.append(contentsOf: "content-length: ".utf8)
+            appendDecimal(length, to: &buffer)
+            appendCRLF(to: &buffer)
+        case .declaredLength(let declared):
+            appendField("content-length", declared, to: &buffer)
+        case .chunked:
+            appendField("transfer-encoding", "chunked", to: &buffer)
         }
         if !keepAlive {
             appendField("connection", "close", to: &buffer)
@@ -73,10 +123,6 @@ public enum HTTP1ResponseWriter {
             appendCRLF(to: &buffer)
         }
         appendCRLF(to: &buffer)
-
-        if hasBody, !isHeadRequest {
-            buffer.append(contentsOf: response.body)
-        }
     }
 
     /// Appends the interim `HTTP/1.1 100 Continue` response.

@@ -30,6 +30,8 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         var awaitingResponse = false
         var responseBody: [UInt8] = []
         var responseOffset = 0
+        /// The body of a streaming response, read as it is written.
+        var bodyWriter: HTTPBodyWriter?
         let startedAt: UInt64
 
         init(id: Int32, startedAt: UInt64) {
@@ -165,6 +167,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     func connectionBeginGracefulShutdown(_ connection: Connection) {
         guard let session, !isGoingAway else { return }
         isGoingAway = true
+        for stream in streams.values { stream.bodyWriter?.finish() }
         nghttp2_submit_shutdown_notice(session)
         send()
         let bound = LoopBound(selfSlot ?? HandlerSlot(self), loop: connection.loop)
@@ -185,7 +188,9 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     func connectionDidClose(_ connection: Connection) {
         isConnectionClosed = true
         selfSlot?.handler = nil
+        let writers = streams.values.compactMap(\.bodyWriter)
         streams.removeAll()
+        for writer in writers { writer.close() }
         completedRequests.removeAll()
     }
 
@@ -258,6 +263,22 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
                     handler.send()
                 }
             }
+        case .stream(let head, let start):
+            let writer = HTTPBodyWriter()
+            stream.bodyWriter = writer
+            submit(pipeline.finalize(head, for: request, startedAt: stream.startedAt), on: stream)
+            if stream.method == "HEAD" { writer.finish() }
+            let bound = LoopBound(selfSlot ?? HandlerSlot(self), loop: connection.loop)
+            let streamID = stream.id
+            writer.attach {
+                bound.loop.execute {
+                    guard let handler = bound.value.handler, let session = handler.session,
+                        handler.streams[streamID] != nil else { return }
+                    nghttp2_session_resume_data(session, streamID)
+                    handler.send()
+                }
+            }
+            start(writer)
         }
     }
 
@@ -291,10 +312,10 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
             if field.value.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D || $0 == 0 }) { continue }
             add(field.name, field.value)
         }
-        if !response.body.isEmpty && response.headers["content-length"] == nil {
+        if stream.bodyWriter == nil && !response.body.isEmpty && response.headers["content-length"] == nil {
             add("content-length", String(response.body.count))
         }
-        let noBody = response.body.isEmpty || stream.method == "HEAD"
+        let noBody = stream.bodyWriter == nil && (response.body.isEmpty || stream.method == "HEAD")
         let ranges = nvRanges
         nvStorage.withUnsafeMutableBufferPointer { buffer in
             guard let base = buffer.baseAddress else { return }
@@ -436,13 +457,26 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
 
     func streamClosed(streamID: Int32) {
         if let session { nghttp2_session_set_stream_user_data(session, streamID, nil) }
-        streams[streamID] = nil
+        let writer = streams.removeValue(forKey: streamID)?.bodyWriter
+        writer?.close()
     }
 
     func readBody(streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
         guard let stream = stream(streamID) else {
             flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
             return 0
+        }
+        if let writer = stream.bodyWriter, stream.responseOffset >= stream.responseBody.count {
+            let (bytes, isFinished) = writer.take()
+            stream.responseBody = bytes
+            stream.responseOffset = 0
+            if bytes.isEmpty {
+                if isFinished {
+                    flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+                    return 0
+                }
+                return Int(NGHTTP2_ERR_DEFERRED.rawValue)
+            }
         }
         let remaining = stream.responseBody.count - stream.responseOffset
         let n = min(remaining, length)
@@ -455,8 +489,9 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
             stream.responseOffset += n
         }
         if stream.responseOffset >= stream.responseBody.count {
-            flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
             stream.responseBody = []
+            // A streaming body ends only when the producer finishes (the next read sees it).
+            if stream.bodyWriter == nil { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
         }
         return n
     }

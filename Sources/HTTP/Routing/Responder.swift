@@ -6,6 +6,10 @@ public enum HandlerResult: Sendable {
     case response(HTTPResponse)
     /// The handler will call `respond` exactly once, from any thread, when the response is ready.
     case deferred(@Sendable (_ respond: @escaping @Sendable (HTTPResponse) -> Void) -> Void)
+    /// A response whose body is produced over time (Server-Sent Events): the head (its `body` is
+    /// ignored) goes out at once, then `start` gets the ``HTTPBodyWriter`` (on the connection's loop;
+    /// it must not block). HTTP/1.1 sends the body chunked; HTTP/1.0 until the connection closes.
+    case stream(HTTPResponse, @Sendable (HTTPBodyWriter) -> Void)
 
     /// Runs `body` as a task and responds with its result.
     public static func async(_ body: @escaping @Sendable () async -> HTTPResponse) -> HandlerResult {

@@ -252,8 +252,9 @@ public final class DeliveryEngine: Sendable {
     private func perform(_ actions: [DeviceQueue.Action], on slot: DeviceSlot) {
         for action in actions {
             switch action {
-            case .save(let records):
-                notifications.save(records) { [self] result in
+            case .save(let records, let announcing):
+                let events = announcing.compactMap(NotificationEvents.draft(for:))
+                notifications.save(records, events: events) { [self] result in
                     hop { self.saveCompleted(slot, result: result) }
                 }
             case .present(let presentation):

@@ -155,7 +155,7 @@ extension DeviceQueue {
         entry.record.status = status
         entry.record.timeline.append(TimelineEntry(step: status.rawValue, at: now.wall, monotonic: now.monotonic,
                                                    detail: detail))
-        pendingSaves.append(PendingSave(record: entry.record))
+        pendingSaves.append(PendingSave(record: entry.record, announces: true))
         if status.isFinal {
             entries[sequence] = nil
         } else {
@@ -184,7 +184,7 @@ extension DeviceQueue {
         let batch = pendingSaves
         pendingSaves = []
         inFlight = batch
-        return [.save(batch.map(\.record))]
+        return [.save(batch.map(\.record), announcing: batch.filter(\.announces).map(\.record))]
     }
 
     /// The batch in flight committed (or failed). Committed acceptances are routed now; the next batch

@@ -45,8 +45,9 @@ struct DeviceQueue {
 
     /// Work for the shell.
     enum Action: Sendable {
-        /// Save these records (in order) and report with ``saveCompleted(_:device:at:)``.
-        case save([NotificationRecord])
+        /// Save these records (in order) and report with ``saveCompleted(_:device:at:)``; `announcing`
+        /// holds those whose save is a status change (their events go into the same commit).
+        case save([NotificationRecord], announcing: [NotificationRecord])
         /// Build the content of an alert push and show it (directly or through the extension).
         case present(Presentation)
     }
@@ -94,6 +95,8 @@ struct DeviceQueue {
         var completion: Completion?
         /// Set on an acceptance save: the push to route once it commits.
         var acceptedSequence: UInt64?
+        /// Whether the save is a status change that announces an event (not a re-save of the same status).
+        var announces = false
     }
 
     let settings: Settings
@@ -129,7 +132,7 @@ struct DeviceQueue {
         record.timeline.append(TimelineEntry(step: NotificationStatus.accepted.rawValue, at: now.wall,
                                              monotonic: now.monotonic))
         entries[sequence] = Entry(record: record, traits: traits, place: .committing)
-        pendingSaves.append(PendingSave(record: record, completion: completion, acceptedSequence: sequence))
+        pendingSaves.append(PendingSave(record: record, completion: completion, acceptedSequence: sequence, announces: true))
         return takeSave()
     }
 

@@ -26,6 +26,11 @@ public protocol NotificationRepository: Sendable {
     /// `completion` once they are committed. Writes from many callers are batched into one
     /// transaction (group commit); `completion` may run on the store's own thread.
     func save(_ records: [NotificationRecord], completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+    /// As ``save(_:completion:)``, and appends `events` to the event log in the same transaction (so a
+    /// status change and its event are durable together). Stores without an event log ignore `events`.
+    func save(
+        _ records: [NotificationRecord], events: [EventDraft],
+        completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
     /// The record with this apns-id, or nil.
     func notification(apnsID: String) throws -> NotificationRecord?
     /// Records matching `filter`, newest first (by `receivedAt`, then insertion order), at most `limit`,
@@ -41,6 +46,15 @@ public protocol NotificationRepository: Sendable {
     /// Keeps at most `maxRecords` (newest) and none older than `maxAgeMilliseconds` (final ones only).
     @discardableResult
     func prune(maxRecords: Int, olderThan cutoff: Int64) throws -> Int
+}
+
+extension NotificationRepository {
+    public func save(
+        _ records: [NotificationRecord], events: [EventDraft],
+        completion: @escaping @Sendable (Result<Void, any Error>) -> Void
+    ) {
+        save(records, completion: completion)
+    }
 }
 
 /// A device as stored.

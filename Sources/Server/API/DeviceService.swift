@@ -12,17 +12,27 @@ final class DeviceService: Sendable {
     let devices: any DeviceRepository
     let engine: DeliveryEngine
     let clock: any SandboxClock
+    /// Where `device.updated` events go (nil: none).
+    let events: EventRecorder?
     /// Serialises read-modify-write of device records.
     private let lock = Mutex(())
     /// Writes of auto-registered devices happen here, off the event loops (a device write is a
     /// durable commit; the push that created the device must not wait for it).
     private let background = DispatchQueue(label: "apns-sandbox.device-registrations")
 
-    init(registry: DeviceRegistry, devices: any DeviceRepository, engine: DeliveryEngine, clock: any SandboxClock) {
+    init(
+        registry: DeviceRegistry, devices: any DeviceRepository, engine: DeliveryEngine, clock: any SandboxClock,
+        events: EventRecorder? = nil
+    ) {
         self.registry = registry
         self.devices = devices
         self.engine = engine
         self.clock = clock
+        self.events = events
+    }
+
+    private func announce(_ change: String, token: String, device: DeviceRecord?) {
+        events?.append(EventRecorder.deviceUpdated(change, token: token, device: device, at: clock.nowMilliseconds))
     }
 
     /// Loads stored devices into the registry (at start).
@@ -45,17 +55,21 @@ final class DeviceService: Sendable {
         background.async { [self] in
             lock.withLock { _ in
                 guard (try? devices.device(token: device.token.hex)) == nil else { return }
-                try? devices.saveDevice(Self.record(from: device, online: true, createdAt: createdAt))
+                let record = Self.record(from: device, online: true, createdAt: createdAt)
+                if (try? devices.saveDevice(record)) != nil { announce("auto-registered", token: record.token, device: record) }
             }
         }
     }
 
     /// Creates or replaces a device (API and config seeding).
     func save(_ record: DeviceRecord) throws {
-        try lock.withLock { _ in
+        let existed = try lock.withLock { _ in
+            let existed = try devices.device(token: record.token) != nil
             try devices.saveDevice(record)
             if let device = Self.device(from: record) { registry.upsert(device) }
+            return existed
         }
+        announce(existed ? "updated" : "created", token: record.token, device: record)
     }
 
     func update(token: String, _ change: (inout DeviceRecord) throws -> Void) throws -> DeviceRecord {
@@ -76,6 +90,7 @@ final class DeviceService: Sendable {
             }
         }
         let (before, after) = try result.get()
+        if before != after { announce("updated", token: token, device: after) }
         do {
             for app in after.apps where app.uninstalledAt != nil {
                 if before.apps.first(where: { $0.bundleID == app.bundleID })?.uninstalledAt == nil {
@@ -90,11 +105,13 @@ final class DeviceService: Sendable {
     }
 
     func delete(token: String) throws -> Bool {
-        try lock.withLock { _ in
+        let deleted = try lock.withLock { _ in
             let deleted = try devices.deleteDevice(token: token)
             if let parsed = DeviceToken(hex: token) { registry.remove(token: parsed) }
             return deleted
         }
+        if deleted { announce("deleted", token: token, device: nil) }
+        return deleted
     }
 
     /// nil for a stored token that is not valid hex (never written by the sandbox itself).

@@ -89,6 +89,8 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
     public var storage = StorageSettings()
     public var delivery = DeliverySettings()
     public var extensions = ExtensionSettings()
+    public var events = EventSettings()
+    public var webhooks = WebhookConfiguration()
     public var teams: [TeamConfiguration] = []
     /// Apps with strings or a service extension (seeded into the store at every start).
     public var apps: [AppConfiguration] = []
@@ -110,6 +112,8 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         storage = try c.decodeIfPresent(StorageSettings.self, forKey: .storage) ?? d.storage
         delivery = try c.decodeIfPresent(DeliverySettings.self, forKey: .delivery) ?? d.delivery
         extensions = try c.decodeIfPresent(ExtensionSettings.self, forKey: .extensions) ?? d.extensions
+        events = try c.decodeIfPresent(EventSettings.self, forKey: .events) ?? d.events
+        webhooks = try c.decodeIfPresent(WebhookConfiguration.self, forKey: .webhooks) ?? d.webhooks
         teams = try c.decodeIfPresent([TeamConfiguration].self, forKey: .teams) ?? d.teams
         apps = try c.decodeIfPresent([AppConfiguration].self, forKey: .apps) ?? d.apps
         devices = try c.decodeIfPresent([DeviceConfiguration].self, forKey: .devices) ?? d.devices
@@ -179,6 +183,10 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
             if let environment = listener.environment, !environments.contains(environment) {
                 throw ConfigurationError("listener \(listener.name): environment must be development or production")
             }
+        }
+        if let problem = webhooks.problems().first { throw ConfigurationError(problem) }
+        guard events.heartbeatSeconds > 0, events.maxAgeHours > 0 else {
+            throw ConfigurationError("events.heartbeatSeconds and events.maxAgeHours must be positive")
         }
         guard ["autoRegister", "strict"].contains(apns.unknownDeviceTokens) else {
             throw ConfigurationError("apns.unknownDeviceTokens must be autoRegister or strict")

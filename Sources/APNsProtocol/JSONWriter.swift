@@ -1,0 +1,128 @@
+// APNs Sandbox — a small, fast JSON object writer for bodies built on hot paths (events).
+
+/// Appends one JSON object to a byte buffer, member by member, without building a tree.
+///
+/// `JSONEncoder` costs tens of microseconds per object; events are written for every push, so they
+/// are serialized with this instead. Optional members whose value is nil are left out. Strings are
+/// escaped per RFC 8259 (`"`, `\`, control characters); everything else is copied as UTF-8.
+///
+/// ```swift
+/// var writer = JSONWriter()
+/// writer.member("apnsId", id)
+/// writer.member("priority", 10)
+/// let bytes = writer.finish()   // {"apnsId":"…","priority":10}
+/// ```
+public struct JSONWriter: Sendable {
+    public private(set) var bytes: [UInt8]
+    private var needsComma = false
+
+    /// Starts an object (`{`).
+    public init(reservingCapacity capacity: Int = 256) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+        bytes.append(UInt8(ascii: "{"))
+    }
+
+    /// Closes the object and returns its bytes.
+    public consuming func finish() -> [UInt8] {
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
+    }
+
+    public mutating func member(_ name: String, _ value: String?) {
+        guard let value else { return }
+        key(name)
+        Self.appendString(value, to: &bytes)
+    }
+
+    public mutating func member(_ name: String, _ value: Int64?) {
+        guard let value else { return }
+        key(name)
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    public mutating func member(_ name: String, _ value: Int?) {
+        member(name, value.map(Int64.init))
+    }
+
+    public mutating func member(_ name: String, _ value: Double?) {
+        guard let value, value.isFinite else { return }
+        key(name)
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    public mutating func member(_ name: String, _ value: Bool?) {
+        guard let value else { return }
+        key(name)
+        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+    }
+
+    /// A member whose value is JSON text the caller vouches for (a nested writer's bytes, a validated payload).
+    public mutating func member(_ name: String, json value: [UInt8]?) {
+        guard let value, !value.isEmpty else { return }
+        key(name)
+        bytes.append(contentsOf: value)
+    }
+
+    /// A member holding an array of JSON values the caller vouches for.
+    public mutating func member(_ name: String, jsonArray values: [[UInt8]]) {
+        key(name)
+        bytes.append(UInt8(ascii: "["))
+        for (index, value) in values.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(contentsOf: value)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// A member holding an array of strings.
+    public mutating func member(_ name: String, strings values: [String]) {
+        key(name)
+        bytes.append(UInt8(ascii: "["))
+        for (index, value) in values.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            Self.appendString(value, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    private mutating func key(_ name: String) {
+        if needsComma { bytes.append(UInt8(ascii: ",")) }
+        needsComma = true
+        Self.appendString(name, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// Appends `value` as a quoted, escaped JSON string.
+    public static func appendString(_ value: String, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""):
+                bytes.append(UInt8(ascii: "\\"))
+                bytes.append(byte)
+            case UInt8(ascii: "\\"):
+                bytes.append(UInt8(ascii: "\\"))
+                bytes.append(byte)
+            case 0x0A:
+                bytes.append(UInt8(ascii: "\\"))
+                bytes.append(UInt8(ascii: "n"))
+            case 0x0D:
+                bytes.append(UInt8(ascii: "\\"))
+                bytes.append(UInt8(ascii: "r"))
+            case 0x09:
+                bytes.append(UInt8(ascii: "\\"))
+                bytes.append(UInt8(ascii: "t"))
+            case 0..<0x20:
+                bytes.append(contentsOf: Array("\\u00".utf8))
+                bytes.append(hexDigits[Int(byte >> 4)])
+                bytes.append(hexDigits[Int(byte & 0x0F)])
+            default:
+                bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}

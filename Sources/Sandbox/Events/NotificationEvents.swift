@@ -1,0 +1,84 @@
+// APNs Sandbox — the events a notification's status changes announce, and their JSON bodies.
+import APNsProtocol
+
+/// Builds the event for a notification record that just reached a status (``SandboxEventType/init(status:)``).
+///
+/// The `data` object (documented in the OpenAPI file as `NotificationEventData`):
+/// `apnsId`, `uniqueId`, `deviceToken`, `bundleId`, `topic`, `pushType`, `priority`, `environment`,
+/// `collapseId`, `expiration`, `receivedAt`, `status`, `href` (the record in the REST API); `payload`
+/// (the original JSON) on `push.accepted`; `outcome`, `displayed` (content with `attachments`) on
+/// `notification.displayed`; `reason` (the last timeline detail) on `stored`, `expired`, `discarded`;
+/// and `timings` (`at`, `sinceReceivedMs`, `extensionMs`) on every final event.
+public enum NotificationEvents {
+    /// The event for `record`'s current status, or nil when the status announces none.
+    public static func draft(for record: NotificationRecord) -> EventDraft? {
+        guard let type = SandboxEventType(status: record.status) else { return nil }
+        let last = record.timeline.last
+        let at = last?.at ?? record.receivedAt
+        var writer = JSONWriter(reservingCapacity: 512 + (type == .pushAccepted ? record.payload.utf8.count : 0))
+        writer.member("apnsId", record.apnsID)
+        writer.member("uniqueId", record.uniqueID)
+        writer.member("deviceToken", record.deviceToken)
+        writer.member("bundleId", record.bundleID)
+        writer.member("topic", record.topic)
+        writer.member("pushType", record.pushType)
+        writer.member("priority", record.priority)
+        writer.member("environment", record.environment.rawValue)
+        writer.member("collapseId", record.collapseID)
+        writer.member("expiration", record.expiration)
+        writer.member("receivedAt", record.receivedAt)
+        writer.member("status", record.status.rawValue)
+        switch type {
+        case .pushAccepted:
+            writer.member("payload", json: Array(record.payload.utf8))
+        case .notificationDisplayed:
+            writer.member("outcome", record.outcome?.rawValue)
+            if let displayed = record.displayed {
+                writer.member("displayed", json: contentJSON(displayed, apnsID: record.apnsID))
+            }
+        case .notificationStored, .notificationExpired, .notificationDiscarded:
+            writer.member("reason", last?.detail)
+        default:
+            break
+        }
+        if record.status.isFinal {
+            var timings = JSONWriter(reservingCapacity: 96)
+            timings.member("at", at)
+            timings.member("sinceReceivedMs", max(0, at - record.receivedAt))
+            if let started = record.timeline.last(where: { $0.step == NotificationStatus.extensionRunning.rawValue }),
+                let last
+            {
+                timings.member("extensionMs", Double(last.monotonic &- started.monotonic) / 1_000_000)
+            }
+            writer.member("timings", json: timings.finish())
+        }
+        writer.member("href", "/api/v1/notifications/\(record.apnsID)")
+        return EventDraft(
+            type: type, time: at, deviceToken: record.deviceToken, topic: record.topic, data: writer.finish())
+    }
+
+    /// What the user sees, as in the REST API's `DisplayedContent` (attachments with their download path).
+    static func contentJSON(_ content: DisplayedContent, apnsID: String) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.member("title", content.title)
+        writer.member("subtitle", content.subtitle)
+        writer.member("body", content.body)
+        writer.member("badge", content.badge)
+        writer.member("sound", content.sound)
+        writer.member("threadId", content.threadID)
+        writer.member("category", content.category)
+        writer.member("interruptionLevel", content.interruptionLevel)
+        writer.member("targetContentId", content.targetContentID)
+        writer.member("relevanceScore", content.relevanceScore)
+        writer.member("userInfo", json: content.userInfoJSON.map { Array($0.utf8) })
+        writer.member("attachments", jsonArray: content.attachments.map { attachment in
+            var item = JSONWriter(reservingCapacity: 160)
+            item.member("identifier", attachment.identifier)
+            item.member("type", attachment.type)
+            item.member("size", attachment.size)
+            item.member("href", "/api/v1/notifications/\(apnsID)/attachments/\(attachment.identifier)")
+            return item.finish()
+        })
+        return writer.finish()
+    }
+}

@@ -1,0 +1,117 @@
+// APNs Sandbox — configuration of the event log, the SSE stream and webhooks.
+import Webhooks
+
+/// The event log and the live stream (`GET /api/v1/events`).
+public struct EventSettings: Codable, Sendable, Equatable {
+    /// Keep at most this many events for `Last-Event-ID` resume (the oldest are pruned).
+    public var maxEvents = 1_000_000
+    /// Prune events older than this.
+    public var maxAgeHours = 24.0
+    /// An SSE comment line is sent this often so that proxies keep idle streams open.
+    public var heartbeatSeconds = 15.0
+
+    public init() {}
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = EventSettings()
+        maxEvents = try c.decodeIfPresent(Int.self, forKey: .maxEvents) ?? d.maxEvents
+        maxAgeHours = try c.decodeIfPresent(Double.self, forKey: .maxAgeHours) ?? d.maxAgeHours
+        heartbeatSeconds = try c.decodeIfPresent(Double.self, forKey: .heartbeatSeconds) ?? d.heartbeatSeconds
+    }
+}
+
+/// Webhook delivery (Standard Webhooks) and the subscriptions configured in the file.
+public struct WebhookConfiguration: Codable, Sendable, Equatable {
+    /// Delays before each attempt in milliseconds; the first is the first attempt's (normally 0).
+    public var retryScheduleMilliseconds: [Int64]
+    /// Random spread of each delay (0.1 = ±10 %).
+    public var jitter: Double
+    public var timeoutMilliseconds: Int64
+    public var maxConcurrentPerEndpoint: Int
+    public var breakerFailureThreshold: Int
+    public var breakerCooldownMilliseconds: Int64
+    /// Finished deliveries stay in the delivery log this long.
+    public var deliveryRetentionDays: Double
+    public var subscriptions: [Subscription]
+
+    /// A subscription from the configuration file (re-applied at every start; its id is kept).
+    public struct Subscription: Codable, Sendable, Equatable {
+        public var id: String
+        public var url: String
+        /// Event type names (empty: all).
+        public var events: [String]?
+        public var devices: [String]?
+        public var topics: [String]?
+        /// `whsec_…`; generated (and kept in the store) when absent.
+        public var secret: String?
+        public var description: String?
+        public var maxConcurrentDeliveries: Int?
+
+        public init(id: String, url: String, events: [String]? = nil, secret: String? = nil) {
+            self.id = id
+            self.url = url
+            self.events = events
+            self.secret = secret
+        }
+    }
+
+    public init() {
+        let d = WebhookSettings()
+        retryScheduleMilliseconds = d.retryScheduleMilliseconds
+        jitter = d.jitter
+        timeoutMilliseconds = d.timeoutMilliseconds
+        maxConcurrentPerEndpoint = d.maxConcurrentPerEndpoint
+        breakerFailureThreshold = d.breakerFailureThreshold
+        breakerCooldownMilliseconds = d.breakerCooldownMilliseconds
+        deliveryRetentionDays = Double(d.deliveryRetentionMilliseconds) / 86_400_000
+        subscriptions = []
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = WebhookConfiguration()
+        retryScheduleMilliseconds = try c.decodeIfPresent([Int64].self, forKey: .retryScheduleMilliseconds) ?? d.retryScheduleMilliseconds
+        jitter = try c.decodeIfPresent(Double.self, forKey: .jitter) ?? d.jitter
+        timeoutMilliseconds = try c.decodeIfPresent(Int64.self, forKey: .timeoutMilliseconds) ?? d.timeoutMilliseconds
+        maxConcurrentPerEndpoint = try c.decodeIfPresent(Int.self, forKey: .maxConcurrentPerEndpoint) ?? d.maxConcurrentPerEndpoint
+        breakerFailureThreshold = try c.decodeIfPresent(Int.self, forKey: .breakerFailureThreshold) ?? d.breakerFailureThreshold
+        breakerCooldownMilliseconds = try c.decodeIfPresent(Int64.self, forKey: .breakerCooldownMilliseconds) ?? d.breakerCooldownMilliseconds
+        deliveryRetentionDays = try c.decodeIfPresent(Double.self, forKey: .deliveryRetentionDays) ?? d.deliveryRetentionDays
+        subscriptions = try c.decodeIfPresent([Subscription].self, forKey: .subscriptions) ?? d.subscriptions
+    }
+
+    /// The dispatcher's settings.
+    var settings: WebhookSettings {
+        var settings = WebhookSettings()
+        settings.retryScheduleMilliseconds = retryScheduleMilliseconds
+        settings.jitter = jitter
+        settings.timeoutMilliseconds = timeoutMilliseconds
+        settings.maxConcurrentPerEndpoint = maxConcurrentPerEndpoint
+        settings.breakerFailureThreshold = breakerFailureThreshold
+        settings.breakerCooldownMilliseconds = breakerCooldownMilliseconds
+        settings.breakerMaxCooldownMilliseconds = max(breakerCooldownMilliseconds, settings.breakerMaxCooldownMilliseconds)
+        settings.deliveryRetentionMilliseconds = Int64(deliveryRetentionDays * 86_400_000)
+        return settings
+    }
+
+    /// Problems that make the settings unusable, for `SandboxConfiguration.validate()`.
+    func problems() -> [String] {
+        var problems: [String] = []
+        if retryScheduleMilliseconds.isEmpty || retryScheduleMilliseconds.contains(where: { $0 < 0 }) {
+            problems.append("webhooks.retryScheduleMilliseconds must list at least one delay, none negative")
+        }
+        if !(0...1).contains(jitter) { problems.append("webhooks.jitter must be in 0…1") }
+        if timeoutMilliseconds < 1 { problems.append("webhooks.timeoutMilliseconds must be positive") }
+        if maxConcurrentPerEndpoint < 1 { problems.append("webhooks.maxConcurrentPerEndpoint must be at least 1") }
+        if breakerFailureThreshold < 1 { problems.append("webhooks.breakerFailureThreshold must be at least 1") }
+        for subscription in subscriptions {
+            if let message = WebhookSubscriptionRules.problem(
+                url: subscription.url, events: subscription.events ?? [], secret: subscription.secret)
+            {
+                problems.append("webhooks.subscriptions[\(subscription.id)]: \(message)")
+            }
+        }
+        return problems
+    }
+}

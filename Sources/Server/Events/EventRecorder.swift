@@ -1,0 +1,76 @@
+// APNs Sandbox — the events that do not come from a notification's status: rejected pushes, device changes.
+import APNsProtocol
+import Sandbox
+import Support
+
+/// Logs `push.rejected` and `device.updated` events (notification events are written by the delivery
+/// engine together with their record). These are appended without waiting: a rejected push is answered
+/// at once, and an event lost to a crash in that moment is not worth delaying every 4xx for.
+struct EventRecorder: Sendable {
+    let log: any EventLogRepository
+    let logger: Logger
+
+    func append(_ draft: EventDraft) {
+        log.appendEvents([draft]) { [logger] result in
+            if case .failure(let error) = result {
+                logger.warning("logging an event failed", [("type", draft.type.rawValue), ("error", "\(error)")])
+            }
+        }
+    }
+
+    /// `data`: `apnsId`, `deviceToken`, `topic`, `pushType`, `priority`, `environment`, `status` (HTTP),
+    /// `reason`, `timestamp` (410 only), `connectionId`, `receivedAt`.
+    static func rejected(_ push: PushRecord) -> EventDraft? {
+        guard let rejection = push.rejection else { return nil }
+        var writer = JSONWriter()
+        writer.member("apnsId", push.apnsID)
+        writer.member("deviceToken", push.deviceToken.isEmpty ? nil : push.deviceToken)
+        writer.member("topic", push.topic)
+        writer.member("pushType", push.pushType?.rawValue)
+        writer.member("priority", push.priority)
+        writer.member("environment", push.environment.rawValue)
+        writer.member("status", rejection.status)
+        writer.member("reason", rejection.reason.rawValue)
+        writer.member("timestamp", rejection.timestamp)
+        writer.member("connectionId", Int64(truncatingIfNeeded: push.connectionID))
+        writer.member("receivedAt", push.receivedAt)
+        return EventDraft(
+            type: .pushRejected, time: push.receivedAt, deviceToken: push.deviceToken.isEmpty ? nil : push.deviceToken,
+            topic: push.topic, data: writer.finish())
+    }
+
+    /// `data`: `change` (`created`, `auto-registered`, `updated`, `deleted`), `token`, and for all but
+    /// `deleted`: `environment`, `locale`, `online`, `apps` (`bundleId`, `installedAt`, `uninstalledAt`,
+    /// `badge`), `autoRegistered`.
+    static func deviceUpdated(_ change: String, token: String, device: DeviceRecord?, at time: Int64) -> EventDraft {
+        var writer = JSONWriter()
+        writer.member("change", change)
+        writer.member("token", token)
+        if let device {
+            writer.member("environment", device.environment.rawValue)
+            writer.member("locale", device.locale)
+            writer.member("online", device.isOnline)
+            writer.member("apps", jsonArray: device.apps.map { app in
+                var item = JSONWriter(reservingCapacity: 96)
+                item.member("bundleId", app.bundleID)
+                item.member("installedAt", app.installedAt)
+                item.member("uninstalledAt", app.uninstalledAt)
+                item.member("badge", app.badge)
+                return item.finish()
+            })
+            writer.member("autoRegistered", device.isAutoRegistered)
+        }
+        return EventDraft(type: .deviceUpdated, time: time, deviceToken: token, data: writer.finish())
+    }
+}
+
+/// The provider endpoint's sink: the in-memory push log, plus a `push.rejected` event per rejection.
+struct RecordingPushSink: PushRecordSink {
+    let recent: RecentPushes
+    let events: EventRecorder
+
+    func record(_ push: PushRecord) {
+        recent.record(push)
+        if let draft = EventRecorder.rejected(push) { events.append(draft) }
+    }
+}

@@ -1,0 +1,72 @@
+// APNs Sandbox — `GET /api/v1/events`: the live event stream (Server-Sent Events).
+import Foundation
+import HTTP
+import Sandbox
+
+/// `GET /api/v1/events?type=a,b&device=…&topic=…&lastEventId=…` streams events as `text/event-stream`.
+///
+/// Each event is `id: <n>`, `event: <type>`, `data: <envelope JSON>`; a comment line is sent every
+/// heartbeat interval. `Last-Event-ID` (the header browsers send on reconnect, or the `lastEventId`
+/// parameter) resumes after that event from the event log; without it the stream starts with the next
+/// event. `type`, `device` and `topic` take comma-separated lists (or repeated parameters).
+struct EventRoutes: Sendable {
+    let hub: EventStreamHub
+
+    func register(on router: inout Router) {
+        router.get("/api/v1/events") { request, _ in
+            APIResponse.deferring { try stream(request) }
+        }
+    }
+
+    private func stream(_ request: HTTPRequest) throws -> HandlerResult {
+        let lists = ListParameters(request.query)
+        var filter = EventFilter()
+        for name in lists["type"] {
+            guard let type = SandboxEventType(rawValue: name), type != .webhookTest else {
+                throw APIError(
+                    status: 400, code: "invalid_parameter",
+                    message: "unknown event type \(name); known: "
+                        + SandboxEventType.allCases.filter { $0 != .webhookTest }.map(\.rawValue).joined(separator: ", "))
+            }
+            filter.types.insert(type)
+        }
+        filter.deviceTokens = Set(lists["device"].map { $0.lowercased() })
+        filter.topics = Set(lists["topic"])
+        let resumeText = request.headers["last-event-id"] ?? lists["lastEventId"].last
+        var resumeAfter: Int64?
+        if let resumeText, !resumeText.isEmpty {
+            let digits = resumeText.hasPrefix("evt_") ? String(resumeText.dropFirst(4)) : resumeText
+            guard let id = Int64(digits), id >= 0 else {
+                throw APIError(status: 400, code: "invalid_parameter", message: "Last-Event-ID must be an event id")
+            }
+            resumeAfter = id
+        }
+        let head = HTTPResponse(status: 200, headers: [
+            "content-type": "text/event-stream; charset=utf-8",
+            "cache-control": "no-cache",
+            "x-accel-buffering": "no",
+        ])
+        let hub = self.hub
+        let subscription = (filter: filter, after: resumeAfter)
+        return .stream(head) { writer in
+            hub.subscribe(filter: subscription.filter, after: subscription.after, writer: writer)
+        }
+    }
+}
+
+/// Query parameters that may repeat or hold comma-separated lists (`type=a,b&type=c`).
+struct ListParameters {
+    private var values: [String: [String]] = [:]
+
+    init(_ query: Substring?) {
+        guard let query else { return }
+        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(parts[0]).removingPercentEncodingOrSelf
+            let value = parts.count > 1 ? String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncodingOrSelf : ""
+            values[name, default: []] += value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+    }
+
+    subscript(name: String) -> [String] { values[name] ?? [] }
+}
