@@ -20,7 +20,9 @@ final class FakeNotificationRepository: NotificationRepository {
         /// Every committed batch, in commit order.
         var committedBatches: [[NotificationRecord]] = []
         var isHoldingSaves = false
-        var held: [([NotificationRecord], Completion)] = []
+        var held: [([NotificationRecord], [EventDraft], Completion)] = []
+        /// Every committed event, in commit order.
+        var events: [EventDraft] = []
         /// The next this many saves fail.
         var failuresToInject = 0
     }
@@ -52,6 +54,9 @@ final class FakeNotificationRepository: NotificationRepository {
     /// Every committed version of every record, in commit order.
     var committedVersions: [NotificationRecord] { state.withLock { $0.committedBatches.flatMap { $0 } } }
 
+    /// Every event saved with the records, in commit order.
+    var committedEvents: [EventDraft] { state.withLock { $0.events } }
+
     /// Commits the held saves (and any saves they trigger, until none is held). Returns how many ran.
     @discardableResult
     func completeHeldSaves() -> Int {
@@ -60,7 +65,8 @@ final class FakeNotificationRepository: NotificationRepository {
             guard !state.held.isEmpty else { return nil }
             let first = state.held.removeFirst()
             Self.commit(first.0, into: &state)
-            return first
+            state.events += first.1
+            return (first.0, first.2)
         }) {
             _ = records
             count += 1
@@ -87,6 +93,13 @@ final class FakeNotificationRepository: NotificationRepository {
     // MARK: NotificationRepository
 
     func save(_ records: [NotificationRecord], completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        save(records, events: [], completion: completion)
+    }
+
+    func save(
+        _ records: [NotificationRecord], events: [EventDraft],
+        completion: @escaping @Sendable (Result<Void, any Error>) -> Void
+    ) {
         enum Next { case fail, hold, commit }
         let next = state.withLock { state -> Next in
             if state.failuresToInject > 0 {
@@ -94,10 +107,11 @@ final class FakeNotificationRepository: NotificationRepository {
                 return .fail
             }
             if state.isHoldingSaves {
-                state.held.append((records, completion))
+                state.held.append((records, events, completion))
                 return .hold
             }
             Self.commit(records, into: &state)
+            state.events += events
             return .commit
         }
         let result: Result<Void, any Error>
