@@ -13,7 +13,7 @@ struct SchemathesisTests {
     /// The checks of the issue: no server error, and responses exactly as documented.
     static let checks = "not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance"
 
-    /// The long-poll parameters are pinned small: the document allows up to 300 s (the server does too),
+    /// The event stream never ends, so it is left out. The long-poll parameters are pinned small: the document allows up to 300 s (the server does too),
     /// and one generated `timeout=250` would hold a request for minutes. The cache and the example
     /// database are off so that no run depends on what an earlier one found (and nothing is written
     /// to the working directory).
@@ -31,6 +31,11 @@ struct SchemathesisTests {
         [[operations]]
         include-name = "GET /api/v1/notifications/{apnsId}"
         parameters = { "query.wait" = 0.2 }
+
+        # An endless text/event-stream: covered by EventsEndToEndTests instead.
+        [[operations]]
+        include-name = "GET /api/v1/events"
+        enabled = false
 
         """
 
@@ -89,10 +94,10 @@ struct SchemathesisTests {
         #expect(!output.timedOut, "\(label) did not finish in 180 s:\n\(tail)")
         #expect(output.status == 0, "\(label) failed (status \(output.status), \(seconds) s):\n\(tail)")
         // Every selected operation was tested (none skipped or errored before a request), and
-        // the full run selects every documented operation: nothing is excluded.
+        // the full run selects every documented operation but the event stream.
         if let match = text.firstMatch(of: #/Selected: (\d+)/(\d+)\s+Tested: (\d+)/#) {
             #expect(match.1 == match.3 && (Int(match.3) ?? 0) > 0, "\(label): not every selected operation was tested:\n\(tail)")
-            #expect(!extra.isEmpty || match.1 == match.2, "\(label): operations were left out:\n\(tail)")
+            #expect(!extra.isEmpty || (Int(match.1) ?? 0) + 1 == Int(match.2), "\(label): operations were left out:\n\(tail)")
         } else {
             Issue.record("\(label): no summary in the output:\n\(tail)")
         }

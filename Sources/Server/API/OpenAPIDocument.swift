@@ -192,6 +192,75 @@ enum OpenAPIDocument {
             "200": { "description": "The attached file", "content": { "application/octet-stream": { "schema": { "type": "string", "format": "binary" } } } },
             "404": { "$ref": "#/components/responses/Problem" } } }
         },
+        "/api/v1/events": {
+          "get": {
+            "operationId": "streamEvents",
+            "description": "Server-Sent Events: every lifecycle event as `id: <n>`, `event: <type>`, `data: <Event JSON>`, with a comment line every heartbeat interval. `Last-Event-ID` (header, or the lastEventId parameter) resumes after that event from the event log (bounded by events.maxEvents / events.maxAgeHours); without it the stream starts with the next event. type, device and topic take comma-separated lists. Each event's data is described by the Event schema.",
+            "parameters": [
+              { "name": "type", "in": "query", "schema": { "type": "string" }, "description": "Comma-separated event types" },
+              { "name": "device", "in": "query", "schema": { "type": "string" } },
+              { "name": "topic", "in": "query", "schema": { "type": "string" } },
+              { "name": "lastEventId", "in": "query", "schema": { "type": "string" } },
+              { "name": "Last-Event-ID", "in": "header", "schema": { "type": "string" } }
+            ],
+            "responses": {
+              "200": { "description": "An endless event stream", "content": { "text/event-stream": { "schema": { "type": "string" } } } },
+              "400": { "$ref": "#/components/responses/Problem" }
+            }
+          }
+        },
+        "/api/v1/webhooks": {
+          "get": { "operationId": "listWebhooks", "responses": {
+            "200": { "description": "Subscriptions", "content": { "application/json": { "schema": { "type": "object", "required": ["webhooks"], "properties": { "webhooks": { "type": "array", "items": { "$ref": "#/components/schemas/Webhook" } } } } } } } } },
+          "post": {
+            "operationId": "createWebhook",
+            "description": "Subscribes a URL to events (all when events is empty). The secret (whsec_…) is generated when not given. The subscription receives events logged from now on.",
+            "requestBody": { "required": true, "content": { "application/json": { "schema": { "$ref": "#/components/schemas/CreateWebhook" } } } },
+            "responses": {
+              "201": { "description": "Created", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Webhook" } } } },
+              "400": { "$ref": "#/components/responses/Problem" },
+              "422": { "$ref": "#/components/responses/Problem" }
+            }
+          }
+        },
+        "/api/v1/webhooks/{id}": {
+          "parameters": [ { "$ref": "#/components/parameters/WebhookID" } ],
+          "get": { "operationId": "getWebhook", "responses": {
+            "200": { "description": "The subscription, with its circuit breaker state", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Webhook" } } } },
+            "404": { "$ref": "#/components/responses/Problem" } } },
+          "delete": { "operationId": "deleteWebhook", "responses": {
+            "204": { "description": "Deleted, with its delivery log" },
+            "404": { "$ref": "#/components/responses/Problem" } } }
+        },
+        "/api/v1/webhooks/{id}/deliveries": {
+          "parameters": [ { "$ref": "#/components/parameters/WebhookID" } ],
+          "get": {
+            "operationId": "listWebhookDeliveries",
+            "description": "The delivery log, newest first: every attempt with its status code, duration and error.",
+            "parameters": [
+              { "name": "status", "in": "query", "schema": { "type": "string", "enum": ["pending", "succeeded", "failed"] } },
+              { "$ref": "#/components/parameters/Limit" },
+              { "name": "before", "in": "query", "description": "Only deliveries with a smaller id (paging)", "schema": { "type": "integer", "minimum": 1, "maximum": 9223372036854775807 } }
+            ],
+            "responses": {
+              "200": { "description": "Deliveries", "content": { "application/json": { "schema": { "type": "object", "required": ["deliveries"], "properties": { "deliveries": { "type": "array", "items": { "$ref": "#/components/schemas/WebhookDelivery" } } } } } } },
+              "400": { "$ref": "#/components/responses/Problem" },
+              "404": { "$ref": "#/components/responses/Problem" }
+            }
+          }
+        },
+        "/api/v1/webhooks/{id}/deliveries/{deliveryId}/replay": {
+          "parameters": [ { "$ref": "#/components/parameters/WebhookID" }, { "name": "deliveryId", "in": "path", "required": true, "schema": { "type": "string" } } ],
+          "post": { "operationId": "replayWebhookDelivery", "description": "Sends the delivery's message again, as a new delivery with the same webhook-id.", "responses": {
+            "202": { "description": "Queued", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/WebhookDelivery" } } } },
+            "404": { "$ref": "#/components/responses/Problem" } } }
+        },
+        "/api/v1/webhooks/{id}/test": {
+          "parameters": [ { "$ref": "#/components/parameters/WebhookID" } ],
+          "post": { "operationId": "sendWebhookTest", "description": "Queues a webhook.test message for this subscription only.", "responses": {
+            "202": { "description": "Queued", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/WebhookDelivery" } } } },
+            "404": { "$ref": "#/components/responses/Problem" } } }
+        },
         "/api/v1/pushes": {
           "get": {
             "operationId": "listPushes",
@@ -205,6 +274,20 @@ enum OpenAPIDocument {
           }
         }
       },
+      "webhooks": {
+        "sandboxEvent": {
+          "post": {
+            "description": "What a subscribed endpoint receives, signed per Standard Webhooks: webhook-signature = v1, + base64(HMAC-SHA256(base64-decoded secret after whsec_, webhook-id + . + webhook-timestamp + . + body)). A 2xx within webhooks.timeoutMilliseconds is success; anything else is retried on the backoff schedule.",
+            "parameters": [
+              { "name": "webhook-id", "in": "header", "required": true, "schema": { "type": "string" } },
+              { "name": "webhook-timestamp", "in": "header", "required": true, "schema": { "type": "string" } },
+              { "name": "webhook-signature", "in": "header", "required": true, "schema": { "type": "string" } }
+            ],
+            "requestBody": { "required": true, "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Event" } } } },
+            "responses": { "2XX": { "description": "Delivered" } }
+          }
+        }
+      },
       "components": {
         "parameters": {
           "Limit": { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": 1000 } },
@@ -215,12 +298,115 @@ enum OpenAPIDocument {
           "TopicFilter": { "name": "topic", "in": "query", "schema": { "type": "string" } },
           "BundleFilter": { "name": "bundleId", "in": "query", "schema": { "type": "string" } },
           "StatusFilter": { "name": "status", "in": "query", "schema": { "$ref": "#/components/schemas/NotificationStatus" } },
+          "WebhookID": { "name": "id", "in": "path", "required": true, "schema": { "type": "string" } },
           "SinceFilter": { "name": "since", "in": "query", "description": "Milliseconds since the epoch", "schema": { "type": "integer", "minimum": 0, "maximum": 9223372036854775807 } }
         },
         "responses": {
           "Problem": { "description": "Error", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Problem" } } } }
         },
         "schemas": {
+          "EventType": { "type": "string", "enum": ["push.accepted", "push.rejected", "notification.stored", "notification.displayed", "notification.delivered-silent", "notification.expired", "notification.discarded", "device.updated", "webhook.test"] },
+          "Event": {
+            "type": "object",
+            "description": "What SSE data lines and webhook bodies carry (the Standard Webhooks payload shape). id is evt_ and the event's position in the log (the SSE id without the prefix).",
+            "required": ["id", "type", "timestamp", "data"],
+            "properties": {
+              "id": { "type": "string", "examples": ["evt_42"] },
+              "type": { "$ref": "#/components/schemas/EventType" },
+              "timestamp": { "type": "string", "format": "date-time" },
+              "data": { "oneOf": [
+                { "$ref": "#/components/schemas/NotificationEventData" }, { "$ref": "#/components/schemas/PushRejectedEventData" },
+                { "$ref": "#/components/schemas/DeviceUpdatedEventData" }, { "$ref": "#/components/schemas/WebhookTestEventData" } ] }
+            }
+          },
+          "NotificationEventData": {
+            "type": "object",
+            "description": "push.accepted (with payload), notification.stored / expired / discarded (with reason), notification.displayed (with outcome and displayed), notification.delivered-silent. timings on final events.",
+            "required": ["apnsId", "deviceToken", "bundleId", "topic", "priority", "environment", "receivedAt", "status", "href"],
+            "properties": {
+              "apnsId": { "type": "string" }, "uniqueId": { "type": "string" }, "deviceToken": { "type": "string" },
+              "bundleId": { "type": "string" }, "topic": { "type": "string" }, "pushType": { "type": "string" },
+              "priority": { "type": "integer" }, "environment": { "type": "string", "enum": ["development", "production"] },
+              "collapseId": { "type": "string" }, "expiration": { "type": "integer" }, "receivedAt": { "type": "integer" },
+              "status": { "$ref": "#/components/schemas/NotificationStatus" },
+              "payload": { "type": "object", "description": "push.accepted only: the payload as sent" },
+              "outcome": { "type": "string", "enum": ["processed", "best-attempt", "original-timeout", "original-error", "original-crash", "original-no-alert", "direct"] },
+              "displayed": { "type": "object", "description": "DisplayedContent; attachments carry identifier, type, size and href" },
+              "reason": { "type": "string" },
+              "timings": { "type": "object", "required": ["at", "sinceReceivedMs"], "properties": {
+                "at": { "type": "integer" }, "sinceReceivedMs": { "type": "integer" }, "extensionMs": { "type": "number" } } },
+              "href": { "type": "string", "description": "The record in the REST API" }
+            }
+          },
+          "PushRejectedEventData": {
+            "type": "object",
+            "required": ["apnsId", "priority", "environment", "status", "reason", "connectionId", "receivedAt"],
+            "properties": {
+              "apnsId": { "type": "string" }, "deviceToken": { "type": "string" }, "topic": { "type": "string" },
+              "pushType": { "type": "string" }, "priority": { "type": "integer" }, "environment": { "type": "string" },
+              "status": { "type": "integer", "description": "The HTTP status the provider got" },
+              "reason": { "type": "string", "description": "APNs' reason string" },
+              "timestamp": { "type": "integer", "description": "410 only: when the token stopped being valid (ms)" },
+              "connectionId": { "type": "integer" }, "receivedAt": { "type": "integer" }
+            }
+          },
+          "DeviceUpdatedEventData": {
+            "type": "object",
+            "required": ["change", "token"],
+            "properties": {
+              "change": { "type": "string", "enum": ["created", "auto-registered", "updated", "deleted"] },
+              "token": { "type": "string" }, "environment": { "type": "string" }, "locale": { "type": "string" },
+              "online": { "type": "boolean" }, "autoRegistered": { "type": "boolean" },
+              "apps": { "type": "array", "items": { "type": "object", "required": ["bundleId", "installedAt"], "properties": {
+                "bundleId": { "type": "string" }, "installedAt": { "type": "integer" }, "uninstalledAt": { "type": "integer" }, "badge": { "type": "integer" } } } }
+            }
+          },
+          "WebhookTestEventData": { "type": "object", "required": ["subscriptionId", "message"], "properties": { "subscriptionId": { "type": "string" }, "message": { "type": "string" } } },
+          "CreateWebhook": {
+            "type": "object",
+            "required": ["url"],
+            "properties": {
+              "url": { "type": "string", "description": "http:// or https:// (https needs a certificate the system trusts)" },
+              "events": { "type": "array", "items": { "$ref": "#/components/schemas/EventType" } },
+              "devices": { "type": "array", "items": { "type": "string" } },
+              "topics": { "type": "array", "items": { "type": "string" } },
+              "secret": { "type": "string", "pattern": "^whsec_[A-Za-z0-9+/=]+$" },
+              "description": { "type": "string" },
+              "maxConcurrentDeliveries": { "type": "integer", "minimum": 1, "maximum": 256 }
+            }
+          },
+          "Webhook": {
+            "type": "object",
+            "required": ["id", "url", "events", "devices", "topics", "secret", "createdAt", "source"],
+            "properties": {
+              "id": { "type": "string" }, "url": { "type": "string" },
+              "events": { "type": "array", "items": { "type": "string" } },
+              "devices": { "type": "array", "items": { "type": "string" } },
+              "topics": { "type": "array", "items": { "type": "string" } },
+              "secret": { "type": "string" }, "description": { "type": "string" },
+              "maxConcurrentDeliveries": { "type": "integer" }, "createdAt": { "type": "integer" },
+              "source": { "type": "string", "enum": ["api", "config"] },
+              "circuit": { "type": "string", "enum": ["closed", "open", "half-open"] },
+              "consecutiveFailures": { "type": "integer" }, "inFlight": { "type": "integer" }
+            }
+          },
+          "WebhookAttempt": {
+            "type": "object",
+            "required": ["at", "durationMs"],
+            "properties": { "at": { "type": "integer" }, "statusCode": { "type": "integer" }, "durationMs": { "type": "number" }, "error": { "type": "string" } }
+          },
+          "WebhookDelivery": {
+            "type": "object",
+            "required": ["id", "subscriptionId", "messageId", "eventType", "status", "attemptCount", "attempts", "createdAt", "updatedAt"],
+            "properties": {
+              "id": { "type": "integer" }, "subscriptionId": { "type": "string" }, "eventId": { "type": "string" },
+              "messageId": { "type": "string", "description": "webhook-id: the same on every attempt and replay" },
+              "eventType": { "type": "string" }, "status": { "type": "string", "enum": ["pending", "succeeded", "failed"] },
+              "attemptCount": { "type": "integer" }, "attempts": { "type": "array", "items": { "$ref": "#/components/schemas/WebhookAttempt" } },
+              "nextAttemptAt": { "type": "integer" }, "createdAt": { "type": "integer" }, "updatedAt": { "type": "integer" },
+              "payload": { "$ref": "#/components/schemas/Event" }
+            }
+          },
           "Problem": { "type": "object", "required": ["error"], "properties": { "error": { "type": "object", "required": ["code", "message"], "properties": { "code": { "type": "string" }, "message": { "type": "string" } } } } },
           "Status": { "type": "object", "required": ["status"], "properties": { "status": { "type": "string" } } },
           "BundleIDString": { "type": "string", "pattern": "^[A-Za-z0-9.-]{1,255}$", "description": "A bundle ID or topic: 1–255 characters of A–Z a–z 0–9 . -" },
