@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <errno.h>
+#include <sys/resource.h>
 
 int CLinuxSystem_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 
@@ -57,3 +58,7 @@ int CLinuxSystem_signalfd_read(int fd) {
     return (int)info.ssi_signo;
 }
 void CLinuxSystem_ignore_sigpipe(void) { signal(SIGPIPE, SIG_IGN); }
+
+int CLinuxSystem_set_thread_niceness(int niceness) {
+    return setpriority(PRIO_PROCESS, (id_t)gettid(), niceness);
+}

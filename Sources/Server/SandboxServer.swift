@@ -34,6 +34,7 @@ public final class SandboxServer: Sendable {
     /// Delivers events to webhook subscriptions.
     public let webhooks: WebhookDispatcher
     let eventHub: EventStreamHub
+    private let webhookSender: CurlWebhookSender
     private let clock: SystemClock
     private let retention: Retention
     private let group: EventLoopGroup
@@ -76,9 +77,10 @@ public final class SandboxServer: Sendable {
             log: store, heartbeatSeconds: configuration.events.heartbeatSeconds, logger: logger.with("component", "events"))
         self.eventHub = eventHub
         let webhookSettings = configuration.webhooks.settings
+        let webhookSender = CurlWebhookSender(maxConnectionsPerHost: max(16, webhookSettings.maxConcurrentPerEndpoint))
+        self.webhookSender = webhookSender
         let webhooks = WebhookDispatcher(
-            settings: webhookSettings, repository: store, eventLog: store,
-            sender: URLSessionWebhookSender(maxConnectionsPerHost: max(16, webhookSettings.maxConcurrentPerEndpoint)),
+            settings: webhookSettings, repository: store, eventLog: store, sender: webhookSender,
             clock: clock, logger: logger.with("component", "webhooks"))
         self.webhooks = webhooks
         // Before anything logs events (recovery, seeding): every committed event reaches both.
@@ -261,6 +263,7 @@ public final class SandboxServer: Sendable {
         server.shutdown(gracePeriodNanoseconds: UInt64(max(0, configuration.limits.shutdownGraceSeconds) * 1e9))
         group.shutdown()
         webhooks.shutdown()
+        webhookSender.shutdown()
         retention.stop()
         extensions.shutdown()
         store.close()

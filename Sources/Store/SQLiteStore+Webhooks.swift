@@ -3,7 +3,8 @@ import Foundation
 import Sandbox
 
 /// Subscriptions are JSON rows; deliveries keep their attempt log as a JSON array. All writes are
-/// synchronous transactions on the writer thread, made by the webhook dispatcher (never the push path).
+/// synchronous, made by the webhook dispatcher (never the push path); the frequent ones (new deliveries,
+/// attempt results) join the next group commit instead of adding a commit and an fsync of their own.
 extension SQLiteStore: WebhookRepository {
     public func saveSubscription(_ subscription: WebhookSubscription, cursor: Int64) throws {
         let json = try Self.encodeJSON(subscription)
@@ -58,7 +59,7 @@ extension SQLiteStore: WebhookRepository {
     ) throws -> [WebhookDelivery] {
         guard !deliveries.isEmpty || !cursors.isEmpty else { return [] }
         let now = Self.wallMilliseconds()
-        return try write { connection in
+        return try writeInGroupCommit { connection in
             let created = try connection.withStatement(
                 """
                 INSERT INTO webhook_deliveries(subscription_id, event_id, message_id, event_type, payload, status,
@@ -128,7 +129,7 @@ extension SQLiteStore: WebhookRepository {
     public func recordAttempts(_ results: [WebhookAttemptResult], at now: Int64) throws {
         guard !results.isEmpty else { return }
         let encoded = try results.map { result in (result, try Self.encodeJSON(result.attempt)) }
-        try write { connection in
+        try writeInGroupCommit { connection in
             try connection.withStatement(
                 """
                 UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_attempt_at = ?,

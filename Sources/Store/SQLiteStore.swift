@@ -132,6 +132,21 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
         return value
     }
 
+    /// Like ``write(_:)``, but `body` runs inside the next group-commit transaction instead of its own
+    /// (no extra commit and fsync); waits for that commit. A failing `body` fails the whole batch, which
+    /// is then retried caller by caller, so `body` may run twice (the first run rolled back).
+    func writeInGroupCommit<Value: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> Value) throws -> Value {
+        guard !queue.isOnWriterThread else { throw StoreError.wrongThread() }
+        let done = Latch<Result<any Sendable, any Error>>()
+        if let error = queue.enqueue(.batchedTask(body: body, completion: { done.fulfill($0) })) {
+            throw error
+        }
+        guard let value = try done.wait().get() as? Value else {
+            preconditionFailure("a store write task returned a value of the wrong type")
+        }
+        return value
+    }
+
     func enqueue(_ item: WriteItem, records: Int) -> StoreError? {
         queue.enqueue(item, records: records)
     }

@@ -91,11 +91,13 @@ final class StoreWriter {
 
     static let insertEventSQL = "INSERT INTO events(type, time, device_token, topic, data) VALUES (?, ?, ?, ?, ?)"
 
-    /// One caller's share of a group commit: notification rows, events, and who to tell.
+    /// One caller's share of a group commit: notification rows, events, or a batched task, and who to tell.
     private struct Pending {
-        var rows: [EncodedRow]
-        var events: [EventDraft]
+        var rows: [EncodedRow] = []
+        var events: [EventDraft] = []
         var complete: @Sendable (Result<[SandboxEvent], any Error>) -> Void
+        var task: (@Sendable (SQLiteConnection) throws -> any Sendable)?
+        var taskCompletion: (@Sendable (Result<any Sendable, any Error>) -> Void)?
     }
 
     private func process(_ items: [WriteItem]) {
@@ -107,7 +109,9 @@ final class StoreWriter {
             case .save(let rows, let events, let completion):
                 pending = Pending(rows: rows, events: events, complete: { completion($0.map { _ in () }) })
             case .events(let drafts, let completion):
-                pending = Pending(rows: [], events: drafts, complete: completion)
+                pending = Pending(events: drafts, complete: completion)
+            case .batchedTask(let body, let completion):
+                pending = Pending(complete: { _ in }, task: body, taskCompletion: completion)
             case .task(let body, let completion):
                 if !batch.isEmpty {
                     commit(batch)
@@ -117,7 +121,7 @@ final class StoreWriter {
                 run(body, completion: completion)
                 continue
             }
-            let size = pending.rows.count + pending.events.count
+            let size = pending.rows.count + pending.events.count + (pending.task == nil ? 0 : 1)
             if batchRows > 0, batchRows + size > maxBatchRecords {
                 commit(batch)
                 batch.removeAll(keepingCapacity: true)
@@ -131,11 +135,12 @@ final class StoreWriter {
         }
     }
 
-    /// Commits the saves and events in one transaction, then completes them and tells the event
-    /// observer. If the transaction fails and it held several callers' work, each is retried alone so
-    /// one bad save cannot fail its neighbours.
+    /// Commits the saves, events and batched tasks in one transaction, then completes them and tells
+    /// the event observer. If the transaction fails and it held several callers' work, each is retried
+    /// alone so one bad save cannot fail its neighbours.
     private func commit(_ saves: [Pending]) {
         var logged: [[SandboxEvent]] = []
+        var taskResults: [(any Sendable)?] = []
         do {
             logged = try transaction {
                 let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
@@ -155,7 +160,7 @@ final class StoreWriter {
                         }
                     }
                 }
-                return try connection.withStatement(Self.insertEventSQL) { statement in
+                let logged = try connection.withStatement(Self.insertEventSQL) { statement in
                     try saves.map { save in
                         try save.events.map { draft in
                             try statement.bind(draft.type.rawValue, at: 1)
@@ -169,6 +174,8 @@ final class StoreWriter {
                         }
                     }
                 }
+                taskResults = try saves.map { save in try save.task.map { try $0(connection) } }
+                return logged
             }
         } catch {
             if saves.count > 1 {
@@ -178,12 +185,16 @@ final class StoreWriter {
             } else {
                 for save in saves {
                     save.complete(.failure(error))
+                    save.taskCompletion?(.failure(error))
                 }
             }
             return
         }
-        for (save, events) in zip(saves, logged) {
+        for (index, (save, events)) in zip(saves, logged).enumerated() {
             save.complete(.success(events))
+            if let completion = save.taskCompletion, let result = taskResults[index] {
+                completion(.success(result))
+            }
         }
         let events = logged.flatMap { $0 }
         if !events.isEmpty, let observer = queue.eventObserver.withLock({ $0 }) {

@@ -32,6 +32,11 @@ enum WriteItem: Sendable {
     case save(rows: [EncodedRow], events: [EventDraft], completion: @Sendable (Result<Void, any Error>) -> Void)
     /// Events on their own (rejected pushes, device changes), in the same group commit as saves.
     case events(drafts: [EventDraft], completion: @Sendable (Result<[SandboxEvent], any Error>) -> Void)
+    /// A synchronous write that joins the next group-commit transaction (no commit of its own): for
+    /// frequent small writes that must not add an fsync each (the webhook outbox).
+    case batchedTask(
+        body: @Sendable (SQLiteConnection) throws -> any Sendable,
+        completion: @Sendable (Result<any Sendable, any Error>) -> Void)
     /// A synchronous write (devices, apps, delete, prune) run in its own transaction.
     case task(
         body: @Sendable (SQLiteConnection) throws -> any Sendable,

@@ -103,3 +103,40 @@ import Testing
         #expect(try store.deliveries(subscriptionID: "wh_1", status: nil, limit: 10, beforeID: nil).isEmpty)
     }
 }
+
+@Suite struct SQLiteStoreBatchedTaskTests {
+    /// A batched task's writes commit with the group; a failing one rolls back only itself, while saves
+    /// queued around it still commit.
+    @Test func batchedTasksCommitWithTheGroupAndFailAlone() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteStore(path: directory.file("store.sqlite"))
+        let value = try store.writeInGroupCommit { connection in
+            try connection.execute("CREATE TABLE scratch(x INTEGER)")
+            try connection.execute("INSERT INTO scratch VALUES (1)")
+            return 42
+        }
+        #expect(value == 42)
+        struct Refused: Error {}
+        let records = (0..<20).map { sampleRecord(apnsID: "r\($0)") }
+        async let saves: Void = withThrowingTaskGroup(of: Void.self) { group in
+            for record in records {
+                group.addTask { try await store.save([record]) }
+            }
+            try await group.waitForAll()
+        }
+        #expect(throws: Refused.self) {
+            try store.writeInGroupCommit { connection -> Int in
+                try connection.execute("INSERT INTO scratch VALUES (2)")
+                throw Refused()
+            }
+        }
+        try await saves
+        #expect(try store.count(matching: NotificationFilter()) == 20)
+        let rows = try store.read { connection in
+            try connection.withStatement("SELECT group_concat(x) FROM scratch") { statement in
+                try statement.step() ? statement.string(at: 0) : nil
+            }
+        }
+        #expect(rows == "1")
+    }
+}
