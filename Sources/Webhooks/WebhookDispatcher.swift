@@ -30,9 +30,16 @@ public final class WebhookDispatcher: Sendable {
         var key: [UInt8]
         var url: URL?
         var cursor: Int64
+        /// Deliveries just fanned out, due now: attempted from memory without reading them back.
+        var ready: [WebhookDelivery] = []
         var inFlight: Set<Int64> = []
+        /// Attempts that ended whose results are not committed yet (still `pending` in the store).
+        var recording: Set<Int64> = []
         var breaker = CircuitBreaker()
         var capacity: Int
+
+        /// Deliveries the store may still list as due that must not be picked again.
+        var busy: Set<Int64> { inFlight.union(recording).union(ready.map(\.id)) }
     }
 
     private struct State {
@@ -57,6 +64,8 @@ public final class WebhookDispatcher: Sendable {
     private let tickMilliseconds: Int64
     /// Most events fanned out per subscription per pass.
     private static let fanOutBatch = 1000
+    /// Most fanned-out deliveries kept in memory per subscription (the rest are read back when due).
+    private static let maxReady = 10_000
     public static let userAgent = "APNs-Sandbox-Webhooks/1"
 
     public init(
@@ -212,6 +221,7 @@ public final class WebhookDispatcher: Sendable {
         let firstDelay = settings.retryScheduleMilliseconds.first ?? 0
         var deliveries: [NewWebhookDelivery] = []
         var cursors: [String: Int64] = [:]
+        let created: [WebhookDelivery]
         do {
             for (id, filter, cursor) in behind {
                 let events = try eventLog.events(after: cursor, matching: filter, limit: Self.fanOutBatch)
@@ -224,15 +234,19 @@ public final class WebhookDispatcher: Sendable {
                         eventType: event.type.rawValue, payload: event.envelope, nextAttemptAt: now + firstDelay))
                 }
             }
-            _ = try repository.enqueueDeliveries(deliveries, cursors: cursors)
+            created = try repository.enqueueDeliveries(deliveries, cursors: cursors)
         } catch {
             logger.warning("webhook fan-out failed; will retry", [("error", "\(error)")])
             return
         }
+        let bySubscription = Dictionary(grouping: created, by: \.subscriptionID)
         state.withLock { state in
             for (id, cursor) in cursors {
                 guard var endpoint = state.endpoints[id] else { continue }
                 endpoint.cursor = max(endpoint.cursor, cursor)
+                if firstDelay == 0, let fresh = bySubscription[id], endpoint.ready.count + fresh.count <= Self.maxReady {
+                    endpoint.ready += fresh
+                }
                 state.endpoints[id] = endpoint
             }
         }
@@ -240,37 +254,49 @@ public final class WebhookDispatcher: Sendable {
     }
 
     private func startDueAttempts() {
+        guard state.withLock({ $0.isRunning }) else { return }
         let now = clock.nowMilliseconds
-        let openings = state.withLock { state in
-            state.endpoints.keys.compactMap { id -> (String, Int, Set<Int64>)? in
-                guard var endpoint = state.endpoints[id] else { return nil }
-                let allowed = endpoint.breaker.allowedAttempts(
+        // Under the lock: how many may start per endpoint, taken first from the fanned-out ones in memory.
+        var toSend: [(WebhookDelivery, Endpoint)] = []
+        var toQuery: [(id: String, allowed: Int, busy: Set<Int64>)] = []
+        state.withLock { state in
+            for id in state.endpoints.keys {
+                guard var endpoint = state.endpoints[id] else { continue }
+                var allowed = endpoint.breaker.allowedAttempts(
                     capacity: endpoint.capacity, inFlight: endpoint.inFlight.count, now: now)
+                while allowed > 0, !endpoint.ready.isEmpty {
+                    let delivery = endpoint.ready.removeFirst()
+                    endpoint.inFlight.insert(delivery.id)
+                    toSend.append((delivery, endpoint))
+                    allowed -= 1
+                }
+                if allowed > 0 { toQuery.append((id, allowed, endpoint.busy)) }
                 state.endpoints[id] = endpoint
-                return allowed > 0 ? (id, allowed, endpoint.inFlight) : nil
             }
         }
-        for (id, allowed, inFlight) in openings {
+        // Retries and deliveries from before a restart come from the store.
+        for (id, allowed, busy) in toQuery {
             let due: [WebhookDelivery]
             do {
-                due = try repository.dueDeliveries(subscriptionID: id, now: now, excluding: inFlight, limit: allowed)
+                due = try repository.dueDeliveries(subscriptionID: id, now: now, excluding: busy, limit: allowed)
             } catch {
                 logger.warning("reading due webhook deliveries failed", [("error", "\(error)")])
                 due = []
             }
-            let endpoint = state.withLock { state -> Endpoint? in
-                guard var endpoint = state.endpoints[id] else { return nil }
-                if due.isEmpty, endpoint.breaker.state == .halfOpen {
+            state.withLock { state in
+                guard var endpoint = state.endpoints[id] else { return }
+                if due.isEmpty, endpoint.inFlight.isEmpty, endpoint.breaker.state == .halfOpen {
                     // Nothing to try the endpoint with: stay open until there is.
                     endpoint.breaker.trialNotStarted(now: now)
                 }
-                for delivery in due { endpoint.inFlight.insert(delivery.id) }
+                for delivery in due where !endpoint.inFlight.contains(delivery.id) {
+                    endpoint.inFlight.insert(delivery.id)
+                    toSend.append((delivery, endpoint))
+                }
                 state.endpoints[id] = endpoint
-                return endpoint
             }
-            guard let endpoint else { continue }
-            for delivery in due { send(delivery, to: endpoint) }
         }
+        for (delivery, endpoint) in toSend { send(delivery, to: endpoint) }
     }
 
     private func send(_ delivery: WebhookDelivery, to endpoint: Endpoint) {
@@ -323,6 +349,10 @@ public final class WebhookDispatcher: Sendable {
                 } else {
                     endpoint.breaker.recordFailure(now: now, settings: settings)
                 }
+                // The slot is free for the next attempt now; the delivery stays excluded until its
+                // result is committed.
+                endpoint.inFlight.remove(delivery.id)
+                endpoint.recording.insert(delivery.id)
                 state.endpoints[subscriptionID] = endpoint
             }
             state.finished.append((WebhookAttemptResult(
@@ -339,6 +369,7 @@ public final class WebhookDispatcher: Sendable {
                 pump()
             }
         }
+        startDueAttempts()
     }
 
     /// On the queue: writes the gathered results, then frees their deliveries for new attempts.
@@ -357,7 +388,7 @@ public final class WebhookDispatcher: Sendable {
         }
         state.withLock { state in
             for (result, subscriptionID) in batch {
-                state.endpoints[subscriptionID]?.inFlight.remove(result.deliveryID)
+                state.endpoints[subscriptionID]?.recording.remove(result.deliveryID)
             }
         }
     }
