@@ -4,7 +4,7 @@ import Sandbox
 
 /// Where one instance's files live (see ``RuntimeConfiguration`` for the layout).
 struct InstancePaths: Sendable {
-    /// `<data>/instances/<instanceId>`: the exec working directory, removed at the end.
+    /// `<data>/instances/<instanceId>`: the exec working directory, emptied at the end (and reused).
     let temporaryDirectory: String
     /// `<data>/app-groups/<deviceToken>/<bundleId>`: shared by the app's instances on the device.
     let appGroupDirectory: String

@@ -7,9 +7,11 @@ import Synchronization
 /// Runs one process for one notification and speaks the exec protocol with it.
 ///
 /// ### Overview
-/// ``start(_:)`` spawns the program (``ChildProcess``) in the instance's fresh temporary directory with a
-/// clean environment, hands it to the runtime's ``ProcessReactor`` (which does all pipe I/O, reaping and
-/// memory sampling on one thread) and queues the `request` line. The reactor's events arrive in order on the
+/// Before `didReceive` the instance waits for a ``Launcher`` ticket (``whenReady(_:_:)``), so that its budget
+/// starts only a few spawns before its own process. ``start(_:)`` then spawns the program (``ChildProcess``)
+/// on the ticket's queue, never a worker queue, in the instance's fresh temporary directory with a clean
+/// environment, hands it to the runtime's ``ProcessReactor`` (which does all pipe I/O, reaping and memory
+/// sampling on one thread) and queues the `request` line. The reactor's events arrive in order on the
 /// instance's queue. `timeWillExpire` is a stdin line. At the end the process gets its stdin closed and,
 /// unless it exits within ``RuntimeConfiguration/settleMilliseconds`` (after content) or at once (any other
 /// ending), SIGKILL to its whole process group.
@@ -21,9 +23,16 @@ import Synchronization
 final class ExecDriver: InstanceDriver {
     private let settings: ExtensionConfiguration.ExecSettings
     private let reactor: ProcessReactor
+    private let launcher: Launcher
 
     private struct State {
-        var pid: pid_t = 0
+        /// Held from ``whenReady(_:_:)`` until the process is spawned (or the instance ends first).
+        var ticket: Launcher.Ticket?
+        var process: ProcessReactor.Handle?
+        /// `settle` was called: nothing more is started.
+        var isSettled = false
+        /// `timeWillExpire` came before the process existed.
+        var expirePending = false
         var stdoutBuffer: [UInt8] = []
         var stderrBuffer: [UInt8] = []
         var stderrCaptured = 0
@@ -37,9 +46,10 @@ final class ExecDriver: InstanceDriver {
 
     private let state = Mutex(State())
 
-    init(settings: ExtensionConfiguration.ExecSettings, reactor: ProcessReactor) {
+    init(settings: ExtensionConfiguration.ExecSettings, reactor: ProcessReactor, launcher: Launcher) {
         self.settings = settings
         self.reactor = reactor
+        self.launcher = launcher
     }
 
     /// The environment of every exec extension (docs/extension-protocol.md, "The process").
@@ -57,42 +67,59 @@ final class ExecDriver: InstanceDriver {
 
     // MARK: InstanceDriver
 
+    func whenReady(_ instance: Instance, _ ready: @escaping @Sendable () -> Void) {
+        let asked = instance.clock.monotonicNanoseconds
+        launcher.reserve { [self] ticket, waited in
+            let keep = state.withLock { state -> Bool in
+                guard !state.isSettled else { return false }
+                state.ticket = ticket
+                return true
+            }
+            guard keep else {
+                ticket.release()
+                return
+            }
+            if waited {
+                let milliseconds = (instance.clock.monotonicNanoseconds &- asked) / 1_000_000
+                instance.note(.queued, "waited \(milliseconds) ms for a process launcher (\(launcher.queueCount) "
+                              + "launching at a time)")
+            }
+            ready()
+        }
+    }
+
     func start(_ instance: Instance) {
-        let context = instance.context
-        let process: ChildProcess
-        do {
-            let directory = try instance.temporaryDirectory()
-            let appGroup = try instance.appGroupDirectory()
-            let environment = Self.environment(configured: settings.environment, directory: directory,
-                                               appGroup: appGroup, instanceID: context.id)
-            let executable = try ChildProcess.resolve(settings.path, searchPath: environment["PATH"] ?? "")
-            process = try ChildProcess.spawn(executable: executable, arguments: settings.arguments,
-                                             environment: environment, directory: directory)
-        } catch {
-            instance.fail(.error("could not start the extension: \(error)"))
+        guard let ticket = state.withLock({ $0.ticket }) else {
+            instance.fail(.error("could not start the extension: no process launcher"))
             return
         }
-        instance.logger.debug("extension process started", [("extension.pid", String(process.pid))])
-        state.withLock { $0.pid = process.pid }
-        let limit = context.configuration.memoryLimitMB * 1024 * 1024
-        reactor.add(process, limitBytes: limit) { [self] event in
-            instance.queue.async { self.handle(event, instance) }
-        }
-        reactor.write(Array((Self.requestMessage(context).serialized + "\n").utf8), to: process.pid)
+        ticket.queue.async { [self] in launch(instance) }
     }
 
     func timeWillExpire(_ instance: Instance) {
-        guard let pid = livePID else { return }
-        reactor.write(Array(#"{"type":"timeWillExpire"}"#.utf8) + [0x0A], to: pid)
+        let process = state.withLock { state -> ProcessReactor.Handle? in
+            guard let process = state.process else {
+                state.expirePending = true
+                return nil
+            }
+            return state.exit == nil ? process : nil
+        }
+        if let process { reactor.write(Self.expireMessage, to: process) }
     }
 
     func settle(_ instance: Instance, decision: InstanceStateMachine.Decision, done: @escaping @Sendable () -> Void) {
-        state.withLock { $0.settleDone = done }
-        guard let pid = livePID else {
+        let ticket = state.withLock { state -> Launcher.Ticket? in
+            state.settleDone = done
+            state.isSettled = true
+            defer { state.ticket = nil }
+            return state.ticket
+        }
+        ticket?.release()
+        guard let process = liveProcess else {
             finishSettle()
             return
         }
-        reactor.closeStdin(pid)
+        reactor.closeStdin(process)
         let linger = instance.context.settings.settleMilliseconds
         if decision.content != nil {
             // Content arrived: let the process exit on its own for a moment (its later output is noted).
@@ -106,11 +133,56 @@ final class ExecDriver: InstanceDriver {
         instance.queue.asyncAfter(deadline: .now() + .milliseconds(linger + 500)) { [self] in finishSettle() }
     }
 
+    // MARK: Launching
+
+    private static let expireMessage = Array(#"{"type":"timeWillExpire"}"#.utf8) + [0x0A]
+
+    /// On the ticket's queue: spawns the process, registers it, queues the request; gives the ticket back.
+    private func launch(_ instance: Instance) {
+        let ticket = state.withLock { state -> Launcher.Ticket? in
+            defer { state.ticket = nil }
+            return state.isSettled ? nil : state.ticket
+        }
+        guard let ticket else { return }  // ended before it started (shutdown); settle gave the ticket back
+        let context = instance.context
+        let spawned: ChildProcess
+        do {
+            let directory = try instance.temporaryDirectory()
+            let appGroup = try instance.appGroupDirectory()
+            let environment = Self.environment(configured: settings.environment, directory: directory,
+                                               appGroup: appGroup, instanceID: context.id)
+            let executable = try ChildProcess.resolve(settings.path, searchPath: environment["PATH"] ?? "")
+            spawned = try ChildProcess.spawn(executable: executable, arguments: settings.arguments,
+                                             environment: environment, directory: directory)
+        } catch {
+            ticket.release()
+            instance.fail(.error("could not start the extension: \(error)"))
+            return
+        }
+        ticket.release()
+        instance.logger.debug("extension process started", [("extension.pid", String(spawned.pid))])
+        let limit = context.configuration.memoryLimitMB * 1024 * 1024
+        let process = reactor.add(spawned, limitBytes: limit) { [self] event in
+            instance.queue.async { self.handle(event, instance) }
+        }
+        reactor.write(Array((Self.requestMessage(context).serialized + "\n").utf8), to: process)
+        let (settled, expire) = state.withLock { state -> (Bool, Bool) in
+            state.process = process
+            return (state.isSettled, state.expirePending)
+        }
+        if expire { reactor.write(Self.expireMessage, to: process) }
+        if settled {
+            // The instance ended while the process was being spawned (shutdown): it is not wanted.
+            reactor.kill(process)
+            reactor.detach(process)
+        }
+    }
+
     // MARK: Events
 
-    /// The pid while the process has not been reaped.
-    private var livePID: pid_t? {
-        state.withLock { $0.pid > 0 && $0.exit == nil ? $0.pid : nil }
+    /// The process while it has not been reaped.
+    private var liveProcess: ProcessReactor.Handle? {
+        state.withLock { $0.exit == nil ? $0.process : nil }
     }
 
     private func handle(_ event: ProcessEvent, _ instance: Instance) {
@@ -125,25 +197,25 @@ final class ExecDriver: InstanceDriver {
     }
 
     private func kill(_ instance: Instance, reason: String) {
-        let pid = state.withLock { state -> pid_t in
-            guard state.exit == nil, !state.hasKilled else { return 0 }
+        let process = state.withLock { state -> ProcessReactor.Handle? in
+            guard state.exit == nil, !state.hasKilled, let process = state.process else { return nil }
             state.hasKilled = true
-            return state.pid
+            return process
         }
-        guard pid > 0 else { return }
-        reactor.kill(pid)
-        instance.note(.killed, "process group \(pid) killed: " + reason)
+        guard let process else { return }
+        reactor.kill(process)
+        instance.note(.killed, "process group \(process.pid) killed: " + reason)
     }
 
     private func memoryExceeded(_ resident: Int, _ instance: Instance) {
-        let pid = state.withLock { state -> pid_t in
-            guard state.exit == nil, !state.killedForMemory else { return 0 }
+        let process = state.withLock { state -> ProcessReactor.Handle? in
+            guard state.exit == nil, !state.killedForMemory, let process = state.process else { return nil }
             state.killedForMemory = true
             state.hasKilled = true
-            return state.pid
+            return process
         }
-        guard pid > 0 else { return }
-        reactor.kill(pid)
+        guard let process else { return }
+        reactor.kill(process)
         let limit = instance.context.configuration.memoryLimitMB
         instance.fail(.crash("resident memory \(resident / 1024 / 1024) MiB is over the \(limit) MiB limit; the "
                              + "process group was killed"), as: .memoryExceeded)
@@ -169,12 +241,12 @@ final class ExecDriver: InstanceDriver {
     }
 
     private func finishSettle() {
-        let (done, pid) = state.withLock { state -> ((@Sendable () -> Void)?, pid_t) in
+        let (done, process) = state.withLock { state -> ((@Sendable () -> Void)?, ProcessReactor.Handle?) in
             defer { state.settleDone = nil }
-            return (state.settleDone, state.pid)
+            return (state.settleDone, state.process)
         }
         guard let done else { return }
-        if pid > 0 { reactor.detach(pid) }
+        if let process { reactor.detach(process) }
         done()
     }
 

@@ -23,14 +23,18 @@ import Synchronization
 /// ### Threads
 /// Bounded, whatever the number of instances: ``RuntimeConfiguration/workerCount`` serial queues run instance
 /// work; budgets, grace periods, step timeouts and delays are timers on the injected clock; exec processes are
-/// served by one ``ProcessReactor`` thread (pipes, reaping, memory); HTTP goes through
-/// one `URLSession`. No thread ever blocks waiting for an instance.
+/// started on ``RuntimeConfiguration/launcherCount`` queues of their own (``Launcher``: a spawn blocks its
+/// thread until the child has exec'd, and must never hold up a worker) and served by one ``ProcessReactor``
+/// thread (pipes, reaping, memory); HTTP goes through one `URLSession`. No thread ever blocks waiting for an
+/// instance.
 public final class ExtensionRuntime: ReportingServiceExtensionRunner {
     public let configuration: RuntimeConfiguration
     private let clock: any SandboxClock
     private let logger: Logger
     private let workers: [DispatchQueue]
     private let reactor: ProcessReactor
+    private let launcher: Launcher
+    private let directories: InstanceDirectories
     private let fetcher = HTTPFetcher()
     private let counter = Atomic<UInt64>(0)
     private let instancePrefix: String
@@ -61,6 +65,8 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
             DispatchQueue(label: "apns-sandbox.extension.worker-\($0)")
         }
         reactor = ProcessReactor(intervalMilliseconds: configuration.processSampleIntervalMilliseconds)
+        launcher = Launcher(queues: configuration.launcherCount)
+        directories = InstanceDirectories(root: configuration.dataDirectory + "/instances")
         instancePrefix = String(UInt32(truncatingIfNeeded: getpid()), radix: 36) + "-"
             + String(UInt64(clock.monotonicNanoseconds) % 1_679_616, radix: 36)
         signal(SIGPIPE, SIG_IGN)
@@ -70,8 +76,10 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
     /// Instances running now.
     public var runningInstanceCount: Int { slots.withLock { $0.running } }
 
-    /// Instances waiting for a free slot.
-    public var waitingInstanceCount: Int { slots.withLock { $0.waiting.count - $0.waitingHead } }
+    /// Instances waiting for a free slot, or (exec) for a process launcher.
+    public var waitingInstanceCount: Int {
+        slots.withLock { $0.waiting.count - $0.waitingHead } + launcher.waitingCount
+    }
 
     /// Exec processes not yet reaped.
     public var processCount: Int { reactor.count }
@@ -137,15 +145,16 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
         case .builtin(let steps):
             driver = BuiltinDriver(steps: steps, request: context.request, fetcher: fetcher)
         case .exec(let settings):
-            driver = ExecDriver(settings: settings, reactor: reactor)
+            driver = ExecDriver(settings: settings, reactor: reactor, launcher: launcher)
         case .webhook(let settings):
             driver = WebhookDriver(settings: settings, fetcher: fetcher)
         }
         let instance = Instance(
             context: context, queue: queue, clock: clock,
-            logger: logger.with("extension.instance", id), driver: driver, initialTimeline: notes,
+            logger: logger.with("extension.instance", id), driver: driver, directories: directories,
+            initialTimeline: notes,
             completion: completion, onFinished: { [weak self] in self?.finished(id) })
-        admit(instance)
+        admit(instance, driver: driver)
     }
 
     /// Ends every running instance with its fallback (`original-error`, noted) and kills exec processes;
@@ -167,7 +176,7 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
 
     // MARK: Slots
 
-    private func admit(_ instance: Instance) {
+    private func admit(_ instance: Instance, driver: any InstanceDriver) {
         let enqueuedAt = clock.monotonicNanoseconds
         let start: @Sendable (Bool) -> Void = { [weak self] queued in
             guard let self else { return }
@@ -184,7 +193,7 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
                 instance.queue.async { instance.fail(.error("the extension runtime is shutting down")) }
                 return
             }
-            instance.start()
+            driver.whenReady(instance) { instance.start() }
         }
         let startsNow = slots.withLock { slots -> Bool in
             if slots.running < configuration.maxConcurrentInstances || slots.isShutDown {

@@ -2,7 +2,8 @@
 
 /// Names of the timeline entries an instance adds to its notification's record, in the order they can occur.
 public enum ExtensionTimelineStep: String, Sendable, CaseIterable {
-    /// The instance waited for a free slot (``RuntimeConfiguration/maxConcurrentInstances``); detail: how long.
+    /// The instance waited for a free slot (``RuntimeConfiguration/maxConcurrentInstances``) or, exec, for a
+    /// process launcher (``RuntimeConfiguration/launcherCount``); its budget starts after; detail: how long.
     case queued = "extension-queued"
     /// `didReceive` was delivered: kind, budget, grace, memory limit, instance id.
     case started = "extension-started"

@@ -28,6 +28,38 @@ enum FileSystem {
         try? FileManager.default.removeItem(atPath: path)
     }
 
+    /// Removes everything inside the directory `path`, each directory made writable first (symbolic links
+    /// are removed, never followed); true when it is empty then.
+    static func removeContents(of path: String) -> Bool {
+        chmod(path, 0o700)
+        guard let names = entries(of: path) else { return false }
+        for name in names {
+            let child = path + "/" + name
+            var info = stat()
+            if lstat(child, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+                _ = removeContents(of: child)
+                rmdir(child)
+            } else {
+                unlink(child)
+            }
+        }
+        return entries(of: path)?.isEmpty == true
+    }
+
+    /// The names in a directory but `.` and `..`, or nil when it cannot be read.
+    static func entries(of path: String) -> [String]? {
+        guard let directory = opendir(path) else { return nil }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names
+    }
+
     /// The canonical absolute path (symbolic links, `.` and `..` resolved), or nil when it does not exist.
     static func realPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }
@@ -50,7 +82,9 @@ enum FileSystem {
         var buffer = [UInt8](repeating: 0, count: count)
         var filled = 0
         while filled < count {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, count - filled) }
+            let n = buffer.withUnsafeMutableBytes { bytes in
+                bytes.baseAddress.map { read(fd, $0 + filled, count - filled) } ?? 0
+            }
             if n < 0, errno == EINTR { continue }
             if n <= 0 { break }
             filled += n

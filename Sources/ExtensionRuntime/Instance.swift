@@ -25,9 +25,13 @@ struct InstanceContext: Sendable {
 
 /// The kind-specific part of an instance: builtin steps, an exec process, a webhook call.
 ///
-/// Every method is called on the instance's queue. A driver reports back through the instance
-/// (``Instance/contentHandlerCalled(_:)``, ``Instance/fail(_:)``, ``Instance/note(_:_:)``) from any thread.
+/// Every method but ``whenReady(_:_:)`` is called on the instance's queue. A driver reports back through the
+/// instance (``Instance/contentHandlerCalled(_:)``, ``Instance/fail(_:)``, ``Instance/note(_:_:)``) from any
+/// thread.
 protocol InstanceDriver: Sendable {
+    /// Before `didReceive` (from any thread): calls `ready` once the instance may start, e.g. once an exec
+    /// process can be launched; not at all when the instance ends first.
+    func whenReady(_ instance: Instance, _ ready: @escaping @Sendable () -> Void)
     /// `didReceive`: start working on the request.
     func start(_ instance: Instance)
     /// `serviceExtensionTimeWillExpire`.
@@ -35,6 +39,11 @@ protocol InstanceDriver: Sendable {
     /// The outcome is decided: stop the extension (kill, cancel), letting late output be noted, then call
     /// `done` exactly once.
     func settle(_ instance: Instance, decision: InstanceStateMachine.Decision, done: @escaping @Sendable () -> Void)
+}
+
+extension InstanceDriver {
+    /// Ready at once.
+    func whenReady(_ instance: Instance, _ ready: @escaping @Sendable () -> Void) { ready() }
 }
 
 /// One fresh instance per notification (architecture.md, "Extension instances").
@@ -56,6 +65,7 @@ final class Instance: Sendable {
     let clock: any SandboxClock
     let logger: Logger
     private let driver: any InstanceDriver
+    private let directories: InstanceDirectories
     private let completion: @Sendable (ExtensionResult) -> Void
     private let onFinished: @Sendable () -> Void
 
@@ -78,7 +88,7 @@ final class Instance: Sendable {
 
     init(
         context: InstanceContext, queue: DispatchQueue, clock: any SandboxClock, logger: Logger,
-        driver: any InstanceDriver, initialTimeline: [TimelineEntry],
+        driver: any InstanceDriver, directories: InstanceDirectories, initialTimeline: [TimelineEntry],
         completion: @escaping @Sendable (ExtensionResult) -> Void, onFinished: @escaping @Sendable () -> Void
     ) {
         self.context = context
@@ -86,6 +96,7 @@ final class Instance: Sendable {
         self.clock = clock
         self.logger = logger
         self.driver = driver
+        self.directories = directories
         self.completion = completion
         self.onFinished = onFinished
         state.withLock { $0.timeline = initialTimeline }
@@ -251,7 +262,7 @@ final class Instance: Sendable {
         if !watchdog { watchdogItem?.item.cancel() }
         // The instance is gone before the device shows anything: its directory first, then the result.
         if state.withLock({ $0.hasTemporaryDirectory }) {
-            FileSystem.removeTree(context.paths.temporaryDirectory)
+            directories.recycle(context.paths.temporaryDirectory)
         }
         completion(ExtensionResult(outcome: decision.outcome, content: content, timeline: timeline))
         onFinished()
@@ -267,7 +278,7 @@ final class Instance: Sendable {
             defer { state.hasTemporaryDirectory = true }
             return state.hasTemporaryDirectory
         }
-        if !created { try FileSystem.makeDirectories(path) }
+        if !created { try directories.make(path) }
         return path
     }
 

@@ -19,11 +19,10 @@ enum ProcessEvent: Sendable {
 ///
 /// ### Overview
 /// The thread polls every watched pipe (stdout, stderr, and stdin while bytes wait to be written) and a
-/// wake-up pipe. Every ``interval`` while processes exist (and soon after a stdout closes) it polls each
-/// process with `waitpid(pid, WNOHANG)`: an exited one has its pipes drained, its `exited` event sent, and
-/// is forgotten, along with any members of its process group that are our children. A live one has its
-/// group's resident memory sampled: the process and its descendants (`/proc/<pid>/task/<pid>/children`),
-/// each counted by `/proc/<pid>/statm`.
+/// wake-up pipe. Every ``interval`` while processes exist (and soon after a stdout closes) it checks each
+/// process with `waitid(WNOHANG | WNOWAIT)`: an exited one has the rest of its group killed, is reaped, has
+/// its pipes drained and its `exited` event sent, and is forgotten. A live one has its group's resident
+/// memory sampled (``ProcessMemory``), once it has exec'd.
 ///
 /// ### Why not dispatch sources
 /// Cancelling a dispatch read source from its own handler at a pipe's end-of-file crashed libdispatch's
@@ -31,10 +30,19 @@ enum ProcessEvent: Sendable {
 /// thread owns every descriptor from registration to `close`, so a closed descriptor can never be reused
 /// under a live registration. It is also the "single reaper" the issue asks for: no thread per process.
 ///
-/// `waitpid` is called only for our own pids, never `waitpid(-1)`, so children that other code spawned
-/// (Foundation's `Process`) keep their exit status. Event handlers run on the reactor thread and must only
-/// hop to another queue.
+/// ### Pids
+/// Callers name processes by ``Handle``, never by pid alone: a reaped pid may soon name another process
+/// (pid_max is 32768 on many systems). A group is signalled only while its leader is unreaped, under the
+/// lock that reaping takes. `waitpid`/`waitid` are called only for our own pids, never `-1`, so children
+/// that other code spawned (Foundation's `Process`) keep their exit status. Event handlers run on the
+/// reactor thread and must only hop to another queue.
 final class ProcessReactor: Sendable {
+    /// A watched process. Its pid names it only until it is reaped; the handle never names another one.
+    struct Handle: Sendable, Hashable {
+        let id: UInt64
+        let pid: pid_t
+    }
+
     private let core: Core
 
     init(intervalMilliseconds: Int) {
@@ -46,29 +54,26 @@ final class ProcessReactor: Sendable {
     }
 
     /// Starts serving a spawned process; takes ownership of its three descriptors.
-    func add(_ process: ChildProcess, limitBytes: Int, handler: @escaping @Sendable (ProcessEvent) -> Void) {
+    func add(_ process: ChildProcess, limitBytes: Int, handler: @escaping @Sendable (ProcessEvent) -> Void) -> Handle {
         core.add(process, limitBytes: limitBytes, handler: handler)
     }
 
-    /// Queues bytes for the process's stdin (dropped when stdin is closed or broken).
-    func write(_ bytes: [UInt8], to pid: pid_t) { core.update(pid) { $0.pending += bytes } }
+    /// Queues bytes for the process's stdin (dropped when stdin is closed or broken, or the process reaped).
+    func write(_ bytes: [UInt8], to process: Handle) { core.update(process.id) { $0.pending += bytes } }
 
     /// Closes the process's stdin (pending bytes are dropped).
-    func closeStdin(_ pid: pid_t) {
-        core.update(pid) {
+    func closeStdin(_ process: Handle) {
+        core.update(process.id) {
             $0.pending = []
             $0.closeStdin = true
         }
     }
 
     /// Stops reading the process's output (its pipes are closed); it is still reaped.
-    func detach(_ pid: pid_t) { core.update(pid) { $0.detached = true } }
+    func detach(_ process: Handle) { core.update(process.id) { $0.detached = true } }
 
-    /// SIGKILL to the process group; it is reaped within a moment.
-    func kill(_ pid: pid_t) {
-        ChildProcess.killGroup(pid)
-        core.checkSoon()
-    }
+    /// SIGKILL to the process group unless the process has been reaped; it is reaped within a moment.
+    func kill(_ process: Handle) { core.kill(process.id) }
 
     /// Processes not yet reaped.
     var count: Int { core.count }
@@ -78,6 +83,7 @@ final class ProcessReactor: Sendable {
     /// The state the thread serves; the facade holds it so that the thread can be stopped on `deinit`.
     private final class Core: Sendable {
         struct Entry {
+            var id: UInt64
             var pid: pid_t
             var stdin: Int32
             var stdout: Int32
@@ -91,7 +97,8 @@ final class ProcessReactor: Sendable {
         }
 
         struct State {
-            var entries: [pid_t: Entry] = [:]
+            var entries: [UInt64: Entry] = [:]
+            var nextID: UInt64 = 1
             var isRunning = false
             var isStopped = false
             var checkSoon = false
@@ -121,13 +128,17 @@ final class ProcessReactor: Sendable {
             }
         }
 
-        func add(_ process: ChildProcess, limitBytes: Int, handler: @escaping @Sendable (ProcessEvent) -> Void) {
-            let startThread = state.withLock { state -> Bool in
-                state.entries[process.pid] = Entry(
-                    pid: process.pid, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr,
+        func add(_ process: ChildProcess, limitBytes: Int, handler: @escaping @Sendable (ProcessEvent) -> Void)
+            -> Handle
+        {
+            let (id, startThread) = state.withLock { state -> (UInt64, Bool) in
+                let id = state.nextID
+                state.nextID += 1
+                state.entries[id] = Entry(
+                    id: id, pid: process.pid, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr,
                     limitBytes: limitBytes, handler: handler)
                 defer { state.isRunning = true }
-                return !state.isRunning
+                return (id, !state.isRunning)
             }
             if startThread {
                 let thread = Thread { [self] in run() }
@@ -135,29 +146,34 @@ final class ProcessReactor: Sendable {
                 thread.start()
             }
             signal()
+            return Handle(id: id, pid: process.pid)
         }
 
-        func update(_ pid: pid_t, _ change: (inout Entry) -> Void) {
+        func update(_ id: UInt64, _ change: (inout Entry) -> Void) {
             state.withLock { state in
-                if var entry = state.entries[pid] {
+                if var entry = state.entries[id] {
                     change(&entry)
-                    state.entries[pid] = entry
+                    state.entries[id] = entry
                 }
             }
             signal()
         }
 
-        func checkSoon() {
-            state.withLock { $0.checkSoon = true }
+        /// Signals the group only while the process is unreaped (under the lock that reaping takes): a
+        /// zombie still holds its pid and group id, a reaped process's may already name another process.
+        func kill(_ id: UInt64) {
+            state.withLock { state in
+                if let entry = state.entries[id] { ChildProcess.killGroup(entry.pid) }
+                state.checkSoon = true
+            }
             signal()
         }
 
         func stop() {
-            let pids = state.withLock { state -> [pid_t] in
+            state.withLock { state in
                 state.isStopped = true
-                return Array(state.entries.keys)
+                for entry in state.entries.values { ChildProcess.killGroup(entry.pid) }
             }
-            for pid in pids { ChildProcess.killGroup(pid) }
             signal()
         }
 
@@ -178,21 +194,21 @@ final class ProcessReactor: Sendable {
                 // 1. Close what callers asked to close, then collect the descriptors to poll.
                 applyRequests()
                 var polled: [pollfd] = []
-                var owners: [Int32: (pid: pid_t, stream: Stream)] = [:]
+                var owners: [Int32: (id: UInt64, stream: Stream)] = [:]
                 if let wake { polled.append(pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)) }
                 let (stopped, hasProcesses) = state.withLock { state -> (Bool, Bool) in
                     for entry in state.entries.values {
                         if entry.stdout >= 0 {
                             polled.append(pollfd(fd: entry.stdout, events: Int16(POLLIN), revents: 0))
-                            owners[entry.stdout] = (entry.pid, .stdout)
+                            owners[entry.stdout] = (entry.id, .stdout)
                         }
                         if entry.stderr >= 0 {
                             polled.append(pollfd(fd: entry.stderr, events: Int16(POLLIN), revents: 0))
-                            owners[entry.stderr] = (entry.pid, .stderr)
+                            owners[entry.stderr] = (entry.id, .stderr)
                         }
                         if entry.stdin >= 0, !entry.pending.isEmpty {
                             polled.append(pollfd(fd: entry.stdin, events: Int16(POLLOUT), revents: 0))
-                            owners[entry.stdin] = (entry.pid, .stdin)
+                            owners[entry.stdin] = (entry.id, .stdin)
                         }
                     }
                     return (state.isStopped, !state.entries.isEmpty)
@@ -212,9 +228,9 @@ final class ProcessReactor: Sendable {
                         continue
                     }
                     switch owner.stream {
-                    case .stdin: flush(owner.pid)
-                    case .stdout: stdoutClosed = read(owner.pid, fd: descriptor.fd, isStdout: true) || stdoutClosed
-                    case .stderr: _ = read(owner.pid, fd: descriptor.fd, isStdout: false)
+                    case .stdin: flush(owner.id)
+                    case .stdout: stdoutClosed = read(owner.id, fd: descriptor.fd, isStdout: true) || stdoutClosed
+                    case .stderr: _ = read(owner.id, fd: descriptor.fd, isStdout: false)
                     }
                 }
 
@@ -240,8 +256,8 @@ final class ProcessReactor: Sendable {
         /// Closes stdin or the output pipes where a caller asked to (only this thread closes descriptors).
         private func applyRequests() {
             state.withLock { state in
-                for pid in state.entries.keys {
-                    guard var entry = state.entries[pid], (entry.closeStdin && entry.stdin >= 0)
+                for id in state.entries.keys {
+                    guard var entry = state.entries[id], (entry.closeStdin && entry.stdin >= 0)
                         || (entry.detached && (entry.stdout >= 0 || entry.stderr >= 0))
                     else { continue }
                     if entry.closeStdin, entry.stdin >= 0 {
@@ -253,29 +269,29 @@ final class ProcessReactor: Sendable {
                         entry.stdout = -1
                         entry.stderr = -1
                     }
-                    state.entries[pid] = entry
+                    state.entries[id] = entry
                 }
             }
         }
 
         /// Reads a ready output pipe; returns true when it was a stdout that reached its end.
-        private func read(_ pid: pid_t, fd: Int32, isStdout: Bool) -> Bool {
-            guard let handler = state.withLock({ $0.entries[pid]?.handler }) else { return false }
+        private func read(_ id: UInt64, fd: Int32, isStdout: Bool) -> Bool {
+            guard let handler = state.withLock({ $0.entries[id]?.handler }) else { return false }
             let (bytes, eof) = Self.drain(fd)
             if !bytes.isEmpty { handler(isStdout ? .stdout(bytes) : .stderr(bytes)) }
             guard eof else { return false }
             Glibc.close(fd)
             state.withLock { state in
-                if isStdout { state.entries[pid]?.stdout = -1 } else { state.entries[pid]?.stderr = -1 }
+                if isStdout { state.entries[id]?.stdout = -1 } else { state.entries[id]?.stderr = -1 }
             }
             handler(isStdout ? .stdoutClosed : .stderrClosed)
             return isStdout
         }
 
         /// Writes pending stdin bytes (non-blocking, so under the lock); a broken pipe drops them and closes.
-        private func flush(_ pid: pid_t) {
+        private func flush(_ id: UInt64) {
             state.withLock { state in
-                guard var entry = state.entries[pid], entry.stdin >= 0 else { return }
+                guard var entry = state.entries[id], entry.stdin >= 0 else { return }
                 while !entry.pending.isEmpty {
                     let fd = entry.stdin
                     let written = entry.pending.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
@@ -293,7 +309,7 @@ final class ProcessReactor: Sendable {
                         break
                     }
                 }
-                state.entries[pid] = entry
+                state.entries[id] = entry
             }
         }
 
@@ -301,35 +317,57 @@ final class ProcessReactor: Sendable {
         private func check(sample: Bool) {
             let entries = state.withLock { Array($0.entries.values) }
             for entry in entries {
-                var status: Int32 = 0
-                let reaped = waitpid(entry.pid, &status, WNOHANG)
-                if reaped == entry.pid || (reaped < 0 && errno == ECHILD) {
-                    finish(entry, exit: reaped == entry.pid ? ExitStatus(waitStatus: status) : .signaled(SIGKILL))
+                if let (current, exit) = reapIfExited(entry.id) {
+                    finish(current, exit: exit)
                     continue
                 }
                 guard sample, entry.limitBytes > 0, !entry.hasReportedMemory else { continue }
-                let resident = ProcessReactor.residentBytes(ofTreeAt: entry.pid)
+                // nil while the process has not exec'd: what /proc shows then is the server's memory.
+                guard let resident = ProcessMemory.residentBytes(ofTreeAt: entry.pid) else { continue }
                 guard resident > entry.limitBytes else { continue }
-                state.withLock { $0.entries[entry.pid]?.hasReportedMemory = true }
+                state.withLock { $0.entries[entry.id]?.hasReportedMemory = true }
                 entry.handler(.memoryExceeded(resident))
+            }
+        }
+
+        /// Reaps the process if it has exited, and forgets it. Under the lock that ``kill(_:)`` takes; the
+        /// group's stragglers are killed before the leader is reaped (`WNOWAIT` first), while its zombie still
+        /// holds the pid and the group id.
+        private func reapIfExited(_ id: UInt64) -> (Entry, ExitStatus)? {
+            state.withLock { state -> (Entry, ExitStatus)? in
+                guard let entry = state.entries[id] else { return nil }
+                var info = siginfo_t()
+                let exit: ExitStatus
+                if waitid(P_PID, id_t(entry.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 {
+                    guard info.si_signo == SIGCHLD else { return nil }  // still running
+                    // Stragglers of the group (reaped below when they are our children: PID 1, subreaper).
+                    ChildProcess.killGroup(entry.pid)
+                    var status: Int32 = 0
+                    while waitpid(entry.pid, &status, 0) < 0, errno == EINTR {}
+                    exit = ExitStatus(waitStatus: status)
+                    var other: Int32 = 0
+                    while waitpid(-entry.pid, &other, WNOHANG) > 0 {}
+                } else if errno == ECHILD {
+                    // Reaped elsewhere (never by this code): its pid is not ours to signal any more.
+                    exit = .signaled(SIGKILL)
+                } else {
+                    return nil
+                }
+                state.entries[id] = nil
+                return (entry, exit)
             }
         }
 
         /// After the process was reaped: the rest of its output, its pipes closed, then `exited`.
         private func finish(_ entry: Entry, exit: ExitStatus) {
-            // Stragglers of the group that are our children (when the server is PID 1 or a subreaper).
-            ChildProcess.killGroup(entry.pid)
-            var other: Int32 = 0
-            while waitpid(-entry.pid, &other, WNOHANG) > 0 {}
-            let current = state.withLock { $0.entries.removeValue(forKey: entry.pid) } ?? entry
-            for (fd, isStdout) in [(current.stdout, true), (current.stderr, false)] where fd >= 0 {
+            for (fd, isStdout) in [(entry.stdout, true), (entry.stderr, false)] where fd >= 0 {
                 let (bytes, _) = Self.drain(fd)
-                if !bytes.isEmpty { current.handler(isStdout ? .stdout(bytes) : .stderr(bytes)) }
+                if !bytes.isEmpty { entry.handler(isStdout ? .stdout(bytes) : .stderr(bytes)) }
                 Glibc.close(fd)
-                current.handler(isStdout ? .stdoutClosed : .stderrClosed)
+                entry.handler(isStdout ? .stdoutClosed : .stderrClosed)
             }
-            if current.stdin >= 0 { Glibc.close(current.stdin) }
-            current.handler(.exited(exit))
+            if entry.stdin >= 0 { Glibc.close(entry.stdin) }
+            entry.handler(.exited(exit))
         }
 
         /// Reads what is available now; returns the bytes and whether the end of the stream was reached.
@@ -350,27 +388,5 @@ final class ProcessReactor: Sendable {
             }
             return (collected, false)
         }
-    }
-
-    /// Resident bytes of `pid` and its descendants (children of each process's main thread).
-    static func residentBytes(ofTreeAt root: pid_t) -> Int {
-        var total = 0
-        var pending = [root]
-        var seen: Set<pid_t> = []
-        while let pid = pending.popLast(), seen.count < 4096 {
-            guard seen.insert(pid).inserted else { continue }
-            if let statm = FileSystem.readSmallFile("/proc/\(pid)/statm", limit: 256) {
-                let fields = statm.split(separator: UInt8(ascii: " "))
-                if fields.count > 1, let pages = Int(String(decoding: fields[1], as: UTF8.self)) {
-                    total += pages * System.pageSize
-                }
-            }
-            if let children = FileSystem.readSmallFile("/proc/\(pid)/task/\(pid)/children", limit: 65_536) {
-                for field in children.split(whereSeparator: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\n") }) {
-                    if let child = pid_t(String(decoding: field, as: UTF8.self)) { pending.append(child) }
-                }
-            }
-        }
-        return total
     }
 }

@@ -7,8 +7,9 @@
 ///   `attachments/`);
 /// - `app-groups/<deviceToken>/<bundleId>/`: the app-group container, shared by every instance of that app
 ///   on that device and kept between notifications;
-/// - `instances/<instanceId>/`: each instance's temporary directory (the exec working directory), removed
-///   when the instance ends. Left-overs from an earlier run are removed when the runtime starts.
+/// - `instances/<instanceId>/`: each instance's temporary directory (the exec working directory), emptied
+///   when the instance ends and kept in `instances/.free/` for a later instance (``InstanceDirectories``).
+///   Left-overs from an earlier run are removed when the runtime starts.
 public struct RuntimeConfiguration: Sendable {
     public var dataDirectory: String
     /// Budget when the app's configuration sets none (iOS: about 30 s).
@@ -19,10 +20,14 @@ public struct RuntimeConfiguration: Sendable {
     public var allowBudgetHeader = false
     /// Instances running at once; more wait (in order) for a free slot, their budget not yet started.
     public var maxConcurrentInstances = 10_000
-    /// Serial dispatch queues that run instance work (builtin steps, pipe reads, attachment moves):
-    /// the runtime never uses more threads than this plus the clock's, the process reactor's and
-    /// URLSession's own.
+    /// Serial dispatch queues that run instance work (builtin steps, process events, attachment moves):
+    /// the runtime never uses more threads than this plus the launchers, the clock's, the process
+    /// reactor's and URLSession's own.
     public var workerCount = max(2, min(8, System.processorCount))
+    /// Queues that start exec extensions' processes (a spawn blocks its thread until the child has exec'd),
+    /// each with two instances at most waiting on it; further exec instances wait before `didReceive`, their
+    /// budget not yet started.
+    public var launcherCount = max(1, min(4, System.processorCount))
     /// How often exec process groups are checked for exit and sampled for memory.
     public var processSampleIntervalMilliseconds = 20
     /// After an exec extension's first content: how long it may keep running (its later output is noted)

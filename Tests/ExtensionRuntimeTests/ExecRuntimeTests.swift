@@ -10,7 +10,10 @@ import Testing
 @Suite(.serialized) struct ExecRuntimeTests {
     /// Content in time is shown; the process ran in its own fresh directory with a clean environment.
     @Test func contentInTimeIsProcessed() throws {
-        setenv("EXTENSION_TESTS_SECRET", "leak", 1)
+        // Not setenv: changing the environment races with other tests' Process.run (a crash in
+        // Foundation's copy of environ). The parent always has variables the child must not see.
+        let allowed: Set<String> = ["PATH", "HOME", "TMPDIR", "LANG", "APNS_SANDBOX_APP_GROUP", "APNS_SANDBOX_INSTANCE", "PWD", "LC_CTYPE"]
+        #expect(ProcessInfo.processInfo.environment.keys.contains { !allowed.contains($0) })
         let harness = try RuntimeHarness()
         let push = TestPush(Fixtures.python("processed"))
         let result = try harness.result(push)
@@ -213,5 +216,46 @@ import Testing
         #expect(result.outcome == .processed)
         #expect(result.content.title == "From sh" && result.content.body == "fixed")
         #expect(result.content.userInfoJSON == "{}")
+    }
+
+    /// A burst: every instance is answered, and one that waited for a process launcher noted it before
+    /// `extension-started` (its budget starts once a launcher is about to spawn it, not while it waits).
+    @Test func burstWaitsForLaunchersBeforeDidReceive() throws {
+        let harness = try RuntimeHarness { $0.launcherCount = 1 }
+        let runs = (0..<200).map { _ in harness.run(TestPush(Fixtures.shell("content.sh", budgetMs: 30_000))) }
+        let results = try runs.map { try $0.wait(seconds: 60) }
+        for result in results {
+            #expect(result.outcome == .processed, "\(result.timeline)")
+            let steps = result.timeline.map(\.step)
+            if let queued = steps.firstIndex(of: ExtensionTimelineStep.queued.rawValue) {
+                #expect(queued < (steps.firstIndex(of: ExtensionTimelineStep.started.rawValue) ?? -1), "\(steps)")
+            }
+        }
+        #expect(results.contains { $0.has(.queued, containing: "process launcher") })
+        #expect(waitUntil { harness.runtime.processCount == 0 && harness.runtime.waitingInstanceCount == 0 })
+    }
+
+    /// `shutdown()` while instances wait for a launcher, are being spawned or run: each ends once with the
+    /// original, and no process outlives it.
+    @Test func shutdownDuringABurstEndsEveryInstance() throws {
+        let harness = try RuntimeHarness { $0.launcherCount = 1 }
+        let sleeper = #"{"kind":"exec","path":"/bin/sh","arguments":["-c","read -r request; exec sleep 30"]}"#
+        let runs = (0..<40).map { _ in harness.run(TestPush(sleeper)) }
+        #expect(waitUntil { harness.runtime.processCount >= 1 })
+        harness.runtime.shutdown()
+        for run in runs {
+            let result = try run.wait(seconds: 10)
+            #expect(result.outcome == .originalError)
+            #expect(run.calls == 1)
+        }
+        #expect(waitUntil { harness.runtime.processCount == 0 && harness.runtime.waitingInstanceCount == 0 })
+    }
+
+    /// `timeWillExpire` that comes before the process is spawned is still delivered (after the request).
+    @Test func expiryBeforeTheSpawnIsDelivered() throws {
+        let harness = try RuntimeHarness()
+        let result = try harness.result(TestPush(Fixtures.python("expire", budgetMs: 1, graceMs: 5_000)))
+        #expect(result.outcome == .bestAttempt, "\(result.timeline)")
+        #expect(result.content.title == "[late] Secret")
     }
 }
