@@ -1,4 +1,5 @@
 // APNs Sandbox — SQLiteStore as the webhook outbox: subscriptions, deliveries and their attempts.
+import APNsProtocol
 import Foundation
 import Sandbox
 
@@ -128,7 +129,15 @@ extension SQLiteStore: WebhookRepository {
 
     public func recordAttempts(_ results: [WebhookAttemptResult], at now: Int64) throws {
         guard !results.isEmpty else { return }
-        let encoded = try results.map { result in (result, try Self.encodeJSON(result.attempt)) }
+        // JSONWriter, not JSONEncoder: this runs for every attempt. Same keys as WebhookAttempt's Codable.
+        let encoded = results.map { result in
+            var writer = JSONWriter(reservingCapacity: 96)
+            writer.member("at", result.attempt.at)
+            writer.member("statusCode", result.attempt.statusCode)
+            writer.member("durationMs", result.attempt.durationMs)
+            writer.member("error", result.attempt.error)
+            return (result, writer.finish())
+        }
         try writeInGroupCommit { connection in
             try connection.withStatement(
                 """

@@ -24,22 +24,61 @@ import Synchronization
 /// All state lives on one serial dispatch queue; public methods may be called from any thread. Store
 /// reads and writes happen on that queue, never on an event loop or the store's writer thread.
 public final class WebhookDispatcher: Sendable {
-    /// One subscription's live state.
-    private struct Endpoint {
-        var subscription: WebhookSubscription
-        var key: [UInt8]
-        var url: URL?
+    /// Where a subscription's requests go; immutable, so it is used outside the lock.
+    private struct Target: Sendable {
+        let subscriptionID: String
+        let url: URL?
+        let key: [UInt8]
+    }
+
+    /// One subscription's live state. A class, mutated in place under `state`'s lock (a struct in the
+    /// dictionary was copied out and back for every change, and its queue of deliveries with it).
+    private final class Endpoint {
+        let target: Target
+        let filter: EventFilter
+        let capacity: Int
         var cursor: Int64
-        /// Deliveries just fanned out, due now: attempted from memory without reading them back.
-        var ready: [WebhookDelivery] = []
         var inFlight: Set<Int64> = []
         /// Attempts that ended whose results are not committed yet (still `pending` in the store).
         var recording: Set<Int64> = []
         var breaker = CircuitBreaker()
-        var capacity: Int
+        /// Deliveries just fanned out, due now: attempted from memory without reading them back.
+        private var ready: [WebhookDelivery] = []
+        private var readyHead = 0
 
-        /// Deliveries the store may still list as due that must not be picked again.
-        var busy: Set<Int64> { inFlight.union(recording).union(ready.map(\.id)) }
+        init(_ subscription: WebhookSubscription, cursor: Int64, defaultCapacity: Int) {
+            target = Target(
+                subscriptionID: subscription.id, url: URL(string: subscription.url),
+                key: WebhookSignature.key(ofSecret: subscription.secret) ?? [])
+            filter = subscription.filter
+            capacity = max(1, subscription.maxConcurrentDeliveries ?? defaultCapacity)
+            self.cursor = cursor
+        }
+
+        var readyCount: Int { ready.count - readyHead }
+
+        func addReady(_ deliveries: [WebhookDelivery]) {
+            ready += deliveries
+        }
+
+        /// The oldest ready delivery (O(1); the array is compacted now and then).
+        func takeReady() -> WebhookDelivery? {
+            guard readyHead < ready.count else { return nil }
+            let delivery = ready[readyHead]
+            readyHead += 1
+            if readyHead == ready.count {
+                ready.removeAll(keepingCapacity: true)
+                readyHead = 0
+            } else if readyHead >= 1024, readyHead * 2 >= ready.count {
+                ready.removeFirst(readyHead)
+                readyHead = 0
+            }
+            return delivery
+        }
+
+        /// Deliveries the store may still list as due that must not be picked again (the ready ones
+        /// are only queried for once none is left).
+        var busy: Set<Int64> { inFlight.union(recording) }
     }
 
     private struct State {
@@ -92,7 +131,8 @@ public final class WebhookDispatcher: Sendable {
             state.withLock { state in
                 state.isRunning = true
                 for (subscription, cursor) in stored {
-                    state.endpoints[subscription.id] = makeEndpoint(subscription, cursor: cursor)
+                    state.endpoints[subscription.id] = Endpoint(
+                        subscription, cursor: cursor, defaultCapacity: settings.maxConcurrentPerEndpoint)
                 }
             }
         }
@@ -124,7 +164,8 @@ public final class WebhookDispatcher: Sendable {
         let stored = try repository.subscriptions().first { $0.subscription.id == subscription.id }
         queue.sync {
             state.withLock { state in
-                state.endpoints[subscription.id] = makeEndpoint(subscription, cursor: stored?.cursor ?? cursor)
+                state.endpoints[subscription.id] = Endpoint(
+                    subscription, cursor: stored?.cursor ?? cursor, defaultCapacity: settings.maxConcurrentPerEndpoint)
             }
         }
         schedulePump()
@@ -181,13 +222,6 @@ public final class WebhookDispatcher: Sendable {
 
     // MARK: - The pump
 
-    private func makeEndpoint(_ subscription: WebhookSubscription, cursor: Int64) -> Endpoint {
-        Endpoint(
-            subscription: subscription, key: WebhookSignature.key(ofSecret: subscription.secret) ?? [],
-            url: URL(string: subscription.url), cursor: cursor,
-            capacity: max(1, subscription.maxConcurrentDeliveries ?? settings.maxConcurrentPerEndpoint))
-    }
-
     private func schedulePump() {
         guard !isPumpScheduled.exchange(true, ordering: .acquiringAndReleasing) else { return }
         queue.async { [self] in
@@ -214,7 +248,7 @@ public final class WebhookDispatcher: Sendable {
     private func fanOut() {
         let latest = latestEventID.load(ordering: .acquiring)
         let behind = state.withLock { state in
-            state.endpoints.values.filter { $0.cursor < latest }.map { ($0.subscription.id, $0.subscription.filter, $0.cursor) }
+            state.endpoints.values.filter { $0.cursor < latest }.map { ($0.target.subscriptionID, $0.filter, $0.cursor) }
         }
         guard !behind.isEmpty else { return }
         let now = clock.nowMilliseconds
@@ -222,6 +256,14 @@ public final class WebhookDispatcher: Sendable {
         var deliveries: [NewWebhookDelivery] = []
         var cursors: [String: Int64] = [:]
         let created: [WebhookDelivery]
+        // One envelope per event, however many subscriptions receive it.
+        var envelopes: [Int64: [UInt8]] = [:]
+        func envelope(_ event: SandboxEvent) -> [UInt8] {
+            if let cached = envelopes[event.id] { return cached }
+            let built = event.envelope
+            envelopes[event.id] = built
+            return built
+        }
         do {
             for (id, filter, cursor) in behind {
                 let events = try eventLog.events(after: cursor, matching: filter, limit: Self.fanOutBatch)
@@ -231,7 +273,7 @@ public final class WebhookDispatcher: Sendable {
                 for event in events {
                     deliveries.append(NewWebhookDelivery(
                         subscriptionID: id, eventID: event.id, messageID: event.publicID,
-                        eventType: event.type.rawValue, payload: event.envelope, nextAttemptAt: now + firstDelay))
+                        eventType: event.type.rawValue, payload: envelope(event), nextAttemptAt: now + firstDelay))
                 }
             }
             created = try repository.enqueueDeliveries(deliveries, cursors: cursors)
@@ -242,12 +284,11 @@ public final class WebhookDispatcher: Sendable {
         let bySubscription = Dictionary(grouping: created, by: \.subscriptionID)
         state.withLock { state in
             for (id, cursor) in cursors {
-                guard var endpoint = state.endpoints[id] else { continue }
+                guard let endpoint = state.endpoints[id] else { continue }
                 endpoint.cursor = max(endpoint.cursor, cursor)
-                if firstDelay == 0, let fresh = bySubscription[id], endpoint.ready.count + fresh.count <= Self.maxReady {
-                    endpoint.ready += fresh
+                if firstDelay == 0, let fresh = bySubscription[id], endpoint.readyCount + fresh.count <= Self.maxReady {
+                    endpoint.addReady(fresh)
                 }
-                state.endpoints[id] = endpoint
             }
         }
         if cursors.values.contains(where: { $0 < latest }) { schedulePump() }
@@ -257,22 +298,20 @@ public final class WebhookDispatcher: Sendable {
         guard state.withLock({ $0.isRunning }) else { return }
         let now = clock.nowMilliseconds
         // Under the lock: how many may start per endpoint, taken first from the fanned-out ones in memory.
-        var toSend: [(WebhookDelivery, Endpoint)] = []
         var toQuery: [(id: String, allowed: Int, busy: Set<Int64>)] = []
-        state.withLock { state in
-            for id in state.endpoints.keys {
-                guard var endpoint = state.endpoints[id] else { continue }
+        var toSend = state.withLock { state -> [(WebhookDelivery, Target)] in
+            var toSend: [(WebhookDelivery, Target)] = []
+            for (id, endpoint) in state.endpoints {
                 var allowed = endpoint.breaker.allowedAttempts(
                     capacity: endpoint.capacity, inFlight: endpoint.inFlight.count, now: now)
-                while allowed > 0, !endpoint.ready.isEmpty {
-                    let delivery = endpoint.ready.removeFirst()
+                while allowed > 0, let delivery = endpoint.takeReady() {
                     endpoint.inFlight.insert(delivery.id)
-                    toSend.append((delivery, endpoint))
+                    toSend.append((delivery, endpoint.target))
                     allowed -= 1
                 }
                 if allowed > 0 { toQuery.append((id, allowed, endpoint.busy)) }
-                state.endpoints[id] = endpoint
             }
+            return toSend
         }
         // Retries and deliveries from before a restart come from the store.
         for (id, allowed, busy) in toQuery {
@@ -283,27 +322,28 @@ public final class WebhookDispatcher: Sendable {
                 logger.warning("reading due webhook deliveries failed", [("error", "\(error)")])
                 due = []
             }
-            state.withLock { state in
-                guard var endpoint = state.endpoints[id] else { return }
+            toSend += state.withLock { state -> [(WebhookDelivery, Target)] in
+                guard let endpoint = state.endpoints[id] else { return [] }
                 if due.isEmpty, endpoint.inFlight.isEmpty, endpoint.breaker.state == .halfOpen {
                     // Nothing to try the endpoint with: stay open until there is.
                     endpoint.breaker.trialNotStarted(now: now)
                 }
+                var picked: [(WebhookDelivery, Target)] = []
                 for delivery in due where !endpoint.inFlight.contains(delivery.id) {
                     endpoint.inFlight.insert(delivery.id)
-                    toSend.append((delivery, endpoint))
+                    picked.append((delivery, endpoint.target))
                 }
-                state.endpoints[id] = endpoint
+                return picked
             }
         }
         for (delivery, endpoint) in toSend { send(delivery, to: endpoint) }
     }
 
-    private func send(_ delivery: WebhookDelivery, to endpoint: Endpoint) {
+    private func send(_ delivery: WebhookDelivery, to endpoint: Target) {
         let startedAt = clock.nowMilliseconds
         let started = clock.monotonicNanoseconds
         guard let url = endpoint.url, url.scheme == "http" || url.scheme == "https", !endpoint.key.isEmpty else {
-            finished(delivery, subscriptionID: endpoint.subscription.id, startedAt: startedAt, durationMs: 0,
+            finished(delivery, subscriptionID: endpoint.subscriptionID, startedAt: startedAt, durationMs: 0,
                      result: .failed("the subscription's URL or secret is invalid"))
             return
         }
@@ -311,7 +351,7 @@ public final class WebhookDispatcher: Sendable {
             key: endpoint.key, messageID: delivery.messageID, timestamp: startedAt / 1000, body: delivery.payload)
         headers.append(("content-type", "application/json"))
         headers.append(("user-agent", Self.userAgent))
-        let subscriptionID = endpoint.subscription.id
+        let subscriptionID = endpoint.subscriptionID
         sender.post(url: url, headers: headers, body: delivery.payload, timeoutMilliseconds: settings.timeoutMilliseconds) {
             [self] result in
             let duration = Double(clock.monotonicNanoseconds &- started) / 1_000_000
@@ -343,7 +383,7 @@ public final class WebhookDispatcher: Sendable {
         let next = succeeded ? nil : settings.nextAttempt(after: attemptsDone, failedAt: now, random: { Double.random(in: 0...1) })
         let status: WebhookDeliveryStatus = succeeded ? .succeeded : (next == nil ? .failed : .pending)
         let scheduleFlush = state.withLock { state -> Bool in
-            if var endpoint = state.endpoints[subscriptionID] {
+            if let endpoint = state.endpoints[subscriptionID] {
                 if succeeded {
                     endpoint.breaker.recordSuccess()
                 } else {
@@ -353,7 +393,6 @@ public final class WebhookDispatcher: Sendable {
                 // result is committed.
                 endpoint.inFlight.remove(delivery.id)
                 endpoint.recording.insert(delivery.id)
-                state.endpoints[subscriptionID] = endpoint
             }
             state.finished.append((WebhookAttemptResult(
                 deliveryID: delivery.id, attempt: attempt, status: status, nextAttemptAt: next), subscriptionID))
