@@ -85,7 +85,7 @@ enum Schema {
                     log BLOB NOT NULL
                 )
                 """,
-                "CREATE INDEX webhook_deliveries_due ON webhook_deliveries(status, next_attempt_at)",
+                "CREATE INDEX webhook_deliveries_due ON webhook_deliveries(subscription_id, status, next_attempt_at)",
                 "CREATE INDEX webhook_deliveries_subscription ON webhook_deliveries(subscription_id, id)",
             ]),
     ]
