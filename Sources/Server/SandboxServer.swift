@@ -27,6 +27,9 @@ public final class SandboxServer: Sendable {
     public let pushes: RecentPushes
     /// Durable notifications, devices and apps.
     public let store: SQLiteStore
+    /// The webhook outbox: subscriptions and deliveries (`webhooks.sqlite` in the data directory).
+    public let outbox: SQLiteStore
+    static let outboxFile = "webhooks.sqlite"
     /// Delivery to the simulated devices.
     public let engine: DeliveryEngine
     /// Service extension instances.
@@ -77,10 +80,17 @@ public final class SandboxServer: Sendable {
             log: store, heartbeatSeconds: configuration.events.heartbeatSeconds, logger: logger.with("component", "events"))
         self.eventHub = eventHub
         let webhookSettings = configuration.webhooks.settings
+        // The webhook outbox has a database file and a writer thread of its own, so its writes never
+        // queue with pushes' commits. `normal` sync is enough: the events it is fed from are in the main
+        // store (committed with their pushes), and a cursor or result lost with the machine's power is
+        // fanned out or attempted again (at least once). The file has the main store's schema; only its
+        // webhook tables are used.
+        let outbox = try SQLiteStore(path: dataDirectory + "/" + Self.outboxFile, synchronous: .normal)
+        self.outbox = outbox
         let webhookSender = CurlWebhookSender(maxConnectionsPerHost: max(16, webhookSettings.maxConcurrentPerEndpoint))
         self.webhookSender = webhookSender
         let webhooks = WebhookDispatcher(
-            settings: webhookSettings, repository: store, eventLog: store, sender: webhookSender,
+            settings: webhookSettings, repository: outbox, eventLog: store, sender: webhookSender,
             clock: clock, logger: logger.with("component", "webhooks"))
         self.webhooks = webhooks
         // Before anything logs events (recovery, seeding): every committed event reaches both.
@@ -88,7 +98,7 @@ public final class SandboxServer: Sendable {
             eventHub.publish(events)
             if let last = events.last { webhooks.eventsCommitted(upTo: last.id) }
         }
-        try Self.applyConfiguredWebhooks(configuration.webhooks, store: store)
+        try Self.applyConfiguredWebhooks(configuration.webhooks, outbox: outbox, eventLog: store)
         let recorder = EventRecorder(log: store, logger: logger.with("component", "events"))
         var deliveryConfiguration = DeliveryEngine.Configuration()
         deliveryConfiguration.lowPriorityDelayMilliseconds = configuration.delivery.lowPriorityDelayMilliseconds
@@ -112,7 +122,7 @@ public final class SandboxServer: Sendable {
         registry.onAutoRegister { device in devices.autoRegistered(device) }
         try engine.recover()
         retention = Retention(
-            store: store, clock: clock, settings: configuration.storage, events: configuration.events,
+            store: store, outbox: outbox, clock: clock, settings: configuration.storage, events: configuration.events,
             webhooks: webhookSettings, logger: logger)
         pushes = RecentPushes(capacity: settings.recentPushCapacity)
         let keys = try ProviderKeyStore(teams: configuration.teams, baseDirectory: configuration.baseDirectory)
@@ -135,7 +145,7 @@ public final class SandboxServer: Sendable {
         DeviceRoutes(service: devices).register(on: &router)
         AppRoutes(devices: store, registry: registry).register(on: &router)
         EventRoutes(hub: eventHub).register(on: &router)
-        WebhookRoutes(repository: store, dispatcher: webhooks).register(on: &router)
+        WebhookRoutes(repository: outbox, dispatcher: webhooks).register(on: &router)
         OpenAPIDocument.register(on: &router)
 
         var options = Self.httpOptions(from: configuration)
@@ -203,17 +213,19 @@ public final class SandboxServer: Sendable {
     /// Brings the configuration file's webhook subscriptions into the store: new ones start with the
     /// next event, existing ones keep their cursor (and their generated secret when the file gives
     /// none); configured ones removed from the file are deleted.
-    static func applyConfiguredWebhooks(_ webhooks: WebhookConfiguration, store: SQLiteStore) throws {
-        let stored = try store.subscriptions()
-        let latest = try store.latestEventID()
+    static func applyConfiguredWebhooks(
+        _ webhooks: WebhookConfiguration, outbox: SQLiteStore, eventLog: SQLiteStore
+    ) throws {
+        let stored = try outbox.subscriptions()
+        let latest = try eventLog.latestEventID()
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let configuredIDs = Set(webhooks.subscriptions.map(\.id))
         for (subscription, _) in stored where subscription.source == "config" && !configuredIDs.contains(subscription.id) {
-            try store.deleteSubscription(id: subscription.id)
+            try outbox.deleteSubscription(id: subscription.id)
         }
         for configured in webhooks.subscriptions {
             let existing = stored.first { $0.subscription.id == configured.id }?.subscription
-            try store.saveSubscription(WebhookSubscription(
+            try outbox.saveSubscription(WebhookSubscription(
                 id: configured.id, url: configured.url,
                 filter: WebhookSubscriptionRules.filter(events: configured.events, devices: configured.devices, topics: configured.topics),
                 secret: configured.secret ?? existing?.secret ?? WebhookSignature.generateSecret(),
@@ -265,6 +277,7 @@ public final class SandboxServer: Sendable {
         webhooks.shutdown()
         webhookSender.shutdown()
         retention.stop()
+        outbox.close()
         extensions.shutdown()
         store.close()
     }
@@ -281,6 +294,7 @@ final class Retention: Sendable {
     private let task: Mutex<ScheduledTask?> = Mutex(nil)
     private let stopped = Atomic<Bool>(false)
     private let store: SQLiteStore
+    private let outbox: SQLiteStore
     private let clock: any SandboxClock
     private let settings: StorageSettings
     private let events: EventSettings
@@ -288,10 +302,11 @@ final class Retention: Sendable {
     private let logger: Logger
 
     init(
-        store: SQLiteStore, clock: any SandboxClock, settings: StorageSettings, events: EventSettings,
+        store: SQLiteStore, outbox: SQLiteStore, clock: any SandboxClock, settings: StorageSettings, events: EventSettings,
         webhooks: WebhookSettings, logger: Logger
     ) {
         self.store = store
+        self.outbox = outbox
         self.clock = clock
         self.settings = settings
         self.events = events
@@ -317,7 +332,7 @@ final class Retention: Sendable {
             if pruned > 0 { logger.info("pruned notification records", [("count", "\(pruned)")]) }
             let events = try store.pruneEvents(maxEvents: events.maxEvents, olderThan: now - Int64(events.maxAgeHours * 3_600_000))
             if events > 0 { logger.info("pruned events", [("count", "\(events)")]) }
-            try store.pruneDeliveries(finishedBefore: now - webhooks.deliveryRetentionMilliseconds)
+            try outbox.pruneDeliveries(finishedBefore: now - webhooks.deliveryRetentionMilliseconds)
         } catch {
             logger.warning("pruning failed", [("error", "\(error)")])
         }
