@@ -45,20 +45,22 @@ let package = Package(
             name: "ExampleNotificationService", dependencies: ["ServiceExtensionKit", "COpenSSL"],
             path: "Examples/NotificationService", swiftSettings: strict),
 
+        // posix_spawn for the tests' child processes (Foundation's Process.run crashes on 6.3.1 Linux).
+        .target(name: "TestProcessSupport", path: "Tests/TestProcessSupport", swiftSettings: strict),
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
         .testTarget(name: "APNsProtocolTests", dependencies: ["APNsProtocol"], swiftSettings: strict),
         .testTarget(name: "SandboxTests", dependencies: ["Sandbox", "APNsProtocol"], swiftSettings: strict),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Support"], swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Support"], swiftSettings: strict),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestProcessSupport"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "Sandbox", "APNsProtocol"], swiftSettings: strict),
         .testTarget(name: "ExtensionRuntimeTests", dependencies: ["ExtensionRuntime", "Sandbox", "APNsProtocol", "Crypto"], swiftSettings: strict),
         .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Sandbox", "Crypto"], swiftSettings: strict),
         .testTarget(
             name: "ServerTests",
-            dependencies: ["Server", "HTTP", "Crypto", "Support", "APNsProtocol", "Sandbox", "Store", "ExtensionRuntime", "Webhooks"],
+            dependencies: ["Server", "HTTP", "Crypto", "Support", "APNsProtocol", "Sandbox", "Store", "ExtensionRuntime", "Webhooks", "TestProcessSupport"],
             swiftSettings: strict),
-        .testTarget(name: "ServiceExtensionKitTests", dependencies: ["ServiceExtensionKit"], swiftSettings: strict),
+        .testTarget(name: "ServiceExtensionKitTests", dependencies: ["ServiceExtensionKit", "TestProcessSupport"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 // APNs Sandbox — tests for AES-256-GCM against the GCM specification's vectors and Python's `cryptography`.
 import Foundation
+import TestProcessSupport
 import Testing
 
 @testable import Crypto
@@ -94,15 +95,7 @@ private func pythonHasCryptography() -> Bool {
 }
 
 private func runPython(_ script: String, arguments: [String]) throws -> [String] {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", script] + arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { return [] }
+    let (status, data) = try runToCompletion("/usr/bin/env", arguments: ["python3", "-c", script] + arguments)
+    guard status == 0 else { return [] }
     return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
 }

@@ -1,5 +1,6 @@
 // APNs Sandbox — helpers shared by the Crypto tests: temporary directories and the openssl CLI.
 import Foundation
+import TestProcessSupport
 
 /// Runs `body` with a fresh temporary directory that is removed afterwards.
 func withTemporaryDirectory(_ body: (String) throws -> Void) throws {
@@ -22,16 +23,9 @@ func write(_ bytes: [UInt8], to path: String) throws {
 
 /// Runs `/usr/bin/openssl` (an independent checker) and returns its exit status and combined output.
 func openssl(_ arguments: [String]) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    // posix_spawn, not Foundation's Process (its run() crashes now and then on this toolchain).
+    let (status, data) = try runToCompletion("/usr/bin/openssl", arguments: arguments, stderr: .stdout)
+    return (status, String(decoding: data, as: UTF8.self))
 }
 
 /// Runs openssl and fails with its output unless it exits 0.

@@ -1,6 +1,7 @@
 // APNs Sandbox — end-to-end test support: child processes (curl, python3, h2load, openssl, the binary).
 import Foundation
 import Glibc
+import TestProcessSupport
 
 /// What a finished child process left behind.
 struct ProcessOutput: Sendable, CustomStringConvertible {
@@ -21,34 +22,24 @@ struct ProcessOutput: Sendable, CustomStringConvertible {
 }
 
 /// A child process whose standard output and error go to temporary files (no pipes, so nothing
-/// can block on a full pipe or on a pipe end inherited by another child).
+/// can block on a full pipe or on a pipe end inherited by another child). Started with posix_spawn
+/// (``SpawnedProcess``), not Foundation's Process, whose `run()` crashes now and then on this toolchain.
 final class ChildProcess: @unchecked Sendable {
-    let process = Process()
+    private let child: SpawnedProcess
     private let directory: String
-    private let exited = DispatchSemaphore(value: 0)
 
     /// Starts `executable` (a path, or a name looked up in `PATH`) with `arguments`.
     init(_ executable: String, arguments: [String], stdin: Data? = nil, environment: [String: String]? = nil) throws {
         directory = try makeTemporaryDirectory("apns-sandbox-child")
-        let path = try Self.resolve(executable)
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        if let environment {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        }
-        _ = FileManager.default.createFile(atPath: directory + "/stdout", contents: nil)
-        _ = FileManager.default.createFile(atPath: directory + "/stderr", contents: nil)
-        process.standardOutput = FileHandle(forWritingAtPath: directory + "/stdout")
-        process.standardError = FileHandle(forWritingAtPath: directory + "/stderr")
+        var input = SpawnedProcess.Stream.null
         if let stdin {
             _ = FileManager.default.createFile(atPath: directory + "/stdin", contents: stdin)
-            process.standardInput = FileHandle(forReadingAtPath: directory + "/stdin")
-        } else {
-            process.standardInput = FileHandle.nullDevice
+            input = .file(directory + "/stdin")
         }
-        let exited = self.exited
-        process.terminationHandler = { _ in exited.signal() }
-        try process.run()
+        child = try SpawnedProcess(
+            executable, arguments: arguments,
+            environment: environment.map { ProcessInfo.processInfo.environment.merging($0) { $1 } },
+            stdin: input, stdout: .file(directory + "/stdout"), stderr: .file(directory + "/stderr"))
     }
 
     deinit {
@@ -56,19 +47,16 @@ final class ChildProcess: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    var pid: Int32 { process.processIdentifier }
+    var pid: Int32 { child.pid }
 
     /// Signals the child if it is still running (never a reaped, possibly reused pid).
     func send(signal: Int32) {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, signal)
+        child.send(signal: signal)
     }
 
     /// Waits up to `timeout` seconds for the child to exit; its status, or nil if still running.
     func wait(timeout: Double) -> Int32? {
-        guard exited.wait(timeout: .now() + timeout) == .success else { return nil }
-        exited.signal()  // let later waits return at once too
-        return process.terminationStatus
+        child.wait(timeout: timeout)
     }
 
     /// Waits up to `timeout`; kills the child if it is still running then.
@@ -80,7 +68,7 @@ final class ChildProcess: @unchecked Sendable {
             _ = wait(timeout: 10)
         }
         return ProcessOutput(
-            status: process.terminationStatus, signaled: process.terminationReason == .uncaughtSignal,
+            status: child.terminationStatus, signaled: child.wasSignaled,
             timedOut: timedOut,
             stdout: FileManager.default.contents(atPath: directory + "/stdout") ?? Data(),
             stderr: FileManager.default.contents(atPath: directory + "/stderr") ?? Data())
@@ -94,16 +82,6 @@ final class ChildProcess: @unchecked Sendable {
     /// Output so far (the child may still be running).
     var currentStderr: String {
         String(decoding: FileManager.default.contents(atPath: directory + "/stderr") ?? Data(), as: UTF8.self)
-    }
-
-    static func resolve(_ executable: String) throws -> String {
-        if executable.contains("/") { return executable }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        for directory in path.split(separator: ":") {
-            let candidate = "\(directory)/\(executable)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        throw ProcessError("\(executable) not found in PATH")
     }
 }
 

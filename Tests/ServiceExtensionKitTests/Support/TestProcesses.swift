@@ -1,6 +1,7 @@
 // APNs Sandbox — ServiceExtensionKit tests: child processes, a local HTTP server, fixtures.
 
 import Foundation
+import TestProcessSupport
 import Testing
 
 #if canImport(Glibc)
@@ -31,15 +32,14 @@ func monotonicSeconds() -> Double {
     return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }
 
-/// A child process with piped stdin/stdout/stderr, read on background threads.
+/// A child process with piped stdin/stdout/stderr, read on background threads. Started with posix_spawn
+/// (``SpawnedProcess``), not Foundation's Process, whose `run()` crashes now and then on this toolchain.
 ///
-/// `@unchecked Sendable`: the output buffers are guarded by `lock`; `process` and the pipes are set in `init`
-/// and only used through thread-safe Foundation calls afterwards.
+/// `@unchecked Sendable`: the output buffers are guarded by `lock`; `process` and the input handle are set in
+/// `init` and only used through thread-safe calls afterwards.
 final class ChildProcess: @unchecked Sendable {
-    let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
-    private let errors = Pipe()
+    let process: SpawnedProcess
+    private let input: FileHandle
     private let lock = NSLock()
     private var stdoutData = Data()
     private var stderrData = Data()
@@ -49,16 +49,15 @@ final class ChildProcess: @unchecked Sendable {
         _ executable: String, arguments: [String] = [], environment: [String: String]? = nil,
         directory: URL? = nil
     ) throws {
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        if let directory { process.currentDirectoryURL = directory }
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        startReading(output.fileHandleForReading, isStdout: true)
-        startReading(errors.fileHandleForReading, isStdout: false)
+        process = try SpawnedProcess(
+            executable, arguments: arguments, environment: environment, directory: directory?.path,
+            stdin: .pipe, stdout: .pipe, stderr: .pipe)
+        guard let stdin = process.stdinPipe, let stdout = process.stdoutPipe, let stderr = process.stderrPipe else {
+            throw TestFailure("no pipes")
+        }
+        input = FileHandle(fileDescriptor: stdin, closeOnDealloc: true)
+        startReading(FileHandle(fileDescriptor: stdout, closeOnDealloc: true), isStdout: true)
+        startReading(FileHandle(fileDescriptor: stderr, closeOnDealloc: true), isStdout: false)
     }
 
     private func startReading(_ handle: FileHandle, isStdout: Bool) {
@@ -80,7 +79,7 @@ final class ChildProcess: @unchecked Sendable {
         thread.start()
     }
 
-    var pid: Int32 { process.processIdentifier }
+    var pid: Int32 { process.pid }
 
     var stdoutText: String { lock.withLock { String(decoding: stdoutData, as: UTF8.self) } }
     var stderrText: String { lock.withLock { String(decoding: stderrData, as: UTF8.self) } }
@@ -94,11 +93,11 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     func send(_ line: String) throws {
-        try input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
+        try input.write(contentsOf: Data((line + "\n").utf8))
     }
 
     func closeInput() throws {
-        try input.fileHandleForWriting.close()
+        try input.close()
     }
 
     /// Waits for a stdout line for which `matches` is true.
@@ -144,7 +143,7 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     func kill() {
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        process.send(signal: SIGKILL)
         _ = waitForExit(timeout: 5)
     }
 }
