@@ -158,8 +158,9 @@ final class ScriptedExtension: UNNotificationServiceExtension, @unchecked Sendab
         let calls = instance.calls.withLock { $0 }
         #expect(calls == ["didReceive", "expire"], "once, although timeWillExpire came twice")
         let threads = instance.threads.withLock { $0 }
-        #expect(threads.count == 2 && threads[0] != threads[1] && !threads.contains(UInt(pthread_self())),
-                "serviceExtensionTimeWillExpire on another thread than didReceive")
+        // didReceive's thread may have ended by then (and its pthread_t been reused), so only "not the
+        // caller's thread" is checked for both.
+        #expect(threads.count == 2 && !threads.contains(UInt(pthread_self())), "called on the session's own threads")
         piped.closeInput()
     }
 

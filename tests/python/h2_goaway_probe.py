@@ -138,6 +138,9 @@ def probe(args: argparse.Namespace, index: int, result: dict) -> None:
                 end(sid)
             elif ftype == 0x3:  # RST_STREAM
                 resets.add(sid)
+            elif ftype == 0x8 and sid == 0:  # connection WINDOW_UPDATE: frames are parsed here, not
+                # by h2, so its send window must be grown by hand (else it runs out after 64 KiB of bodies)
+                conn.outbound_flow_control_window += int.from_bytes(payload[0:4], "big") & 0x7FFFFFFF
             elif ftype == 0x7:  # GOAWAY
                 goaway = (int.from_bytes(payload[0:4], "big") & 0x7FFFFFFF, int.from_bytes(payload[4:8], "big"))
         outgoing += conn.data_to_send()
