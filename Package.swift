@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "Webhooks", dependencies: ["Sandbox", "APNsProtocol", "Crypto", "Support", "CCurl", "CLinuxSystem"], swiftSettings: strict),
         .target(
             name: "Server",
-            dependencies: ["Support", "Transport", "HTTP", "Crypto", "APNsProtocol", "Sandbox", "Store", "ExtensionRuntime", "Webhooks"],
+            dependencies: ["Support", "Transport", "HTTP", "Crypto", "APNsProtocol", "Sandbox", "Store", "ExtensionRuntime", "Webhooks", "CLinuxSystem"],
             swiftSettings: strict),
         .executableTarget(name: "apns-sandbox", dependencies: ["Server", "Support", "Crypto"], swiftSettings: strict),
         // Apple's UNNotificationServiceExtension shape for `exec` extensions; Foundation only, no other target here.

@@ -62,3 +62,7 @@ void CLinuxSystem_ignore_sigpipe(void) { signal(SIGPIPE, SIG_IGN); }
 int CLinuxSystem_set_thread_niceness(int niceness) {
     return setpriority(PRIO_PROCESS, (id_t)gettid(), niceness);
 }
+
+int CLinuxSystem_set_thread_name(const char *name) {
+    return pthread_setname_np(pthread_self(), name);
+}

@@ -87,7 +87,7 @@ public final class SandboxServer: Sendable {
         // webhook tables are used.
         let outbox = try SQLiteStore(path: dataDirectory + "/" + Self.outboxFile, synchronous: .normal)
         self.outbox = outbox
-        let webhookSender = CurlWebhookSender(maxConnectionsPerHost: max(16, webhookSettings.maxConcurrentPerEndpoint))
+        let webhookSender = CurlWebhookSender()
         self.webhookSender = webhookSender
         let webhooks = WebhookDispatcher(
             settings: webhookSettings, repository: outbox, eventLog: store, sender: webhookSender,
@@ -330,7 +330,10 @@ final class Retention: Sendable {
         do {
             let pruned = try store.prune(maxRecords: settings.maxRecords, olderThan: now - Int64(settings.maxAgeDays * 86_400_000))
             if pruned > 0 { logger.info("pruned notification records", [("count", "\(pruned)")]) }
-            let events = try store.pruneEvents(maxEvents: events.maxEvents, olderThan: now - Int64(events.maxAgeHours * 3_600_000))
+            // Events a webhook subscription has not been fed yet stay, whatever their age.
+            let floor = try outbox.subscriptions().map(\.cursor).min() ?? .max
+            let events = try store.pruneEvents(
+                maxEvents: events.maxEvents, olderThan: now - Int64(events.maxAgeHours * 3_600_000), keepingAbove: floor)
             if events > 0 { logger.info("pruned events", [("count", "\(events)")]) }
             try outbox.pruneDeliveries(finishedBefore: now - webhooks.deliveryRetentionMilliseconds)
         } catch {

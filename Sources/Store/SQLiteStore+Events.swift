@@ -78,15 +78,23 @@ extension SQLiteStore: EventLogRepository {
     /// chunks so that saves are not held up.
     @discardableResult
     public func pruneEvents(maxEvents: Int, olderThan cutoff: Int64) throws -> Int {
+        try pruneEvents(maxEvents: maxEvents, olderThan: cutoff, keepingAbove: .max)
+    }
+
+    /// ``pruneEvents(maxEvents:olderThan:)``, but never an event with an id above `floor` (the oldest
+    /// webhook cursor: events not yet fanned out to every subscription stay).
+    @discardableResult
+    public func pruneEvents(maxEvents: Int, olderThan cutoff: Int64, keepingAbove floor: Int64) throws -> Int {
         let chunk = Self.pruneChunk
         var total = 0
         while true {
             let deleted = try write { connection in
                 try connection.withStatement(
-                    "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE time < ? ORDER BY id LIMIT ?)"
+                    "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE time < ? AND id <= ? ORDER BY id LIMIT ?)"
                 ) { statement in
                     try statement.bind(cutoff, at: 1)
-                    try statement.bind(chunk, at: 2)
+                    try statement.bind(floor, at: 2)
+                    try statement.bind(chunk, at: 3)
                     try statement.step()
                     return connection.changes
                 }
@@ -101,7 +109,7 @@ extension SQLiteStore: EventLogRepository {
                 try connection.withStatement(
                     "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE id <= ? ORDER BY id LIMIT ?)"
                 ) { statement in
-                    try statement.bind(latest - Int64(maxEvents), at: 1)
+                    try statement.bind(min(latest - Int64(maxEvents), floor), at: 1)
                     try statement.bind(chunk, at: 2)
                     try statement.step()
                     return connection.changes

@@ -65,10 +65,12 @@ extension SQLiteStore: WebhookRepository {
                 """
                 INSERT INTO webhook_deliveries(subscription_id, event_id, message_id, event_type, payload, status,
                     attempts, next_attempt_at, created_at, updated_at, log)
-                VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, '[]')
+                SELECT ?1, ?2, ?3, ?4, ?5, 'pending', 0, ?6, ?7, ?8, '[]'
+                WHERE EXISTS (SELECT 1 FROM webhook_subscriptions WHERE id = ?1)
                 """
             ) { statement in
-                try deliveries.map { new in
+                // A subscription deleted meanwhile gets no deliveries (nothing would ever remove them).
+                try deliveries.compactMap { new -> WebhookDelivery? in
                     try statement.bind(new.subscriptionID, at: 1)
                     try statement.bind(new.eventID, at: 2)
                     try statement.bind(new.messageID, at: 3)
@@ -79,6 +81,7 @@ extension SQLiteStore: WebhookRepository {
                     try statement.bind(now, at: 8)
                     try statement.step()
                     statement.resetForNextRow()
+                    guard connection.changes == 1 else { return nil }
                     return WebhookDelivery(
                         id: connection.lastInsertRowID, subscriptionID: new.subscriptionID, eventID: new.eventID,
                         messageID: new.messageID, eventType: new.eventType, payload: new.payload, status: .pending,

@@ -58,10 +58,8 @@ public final class CurlWebhookSender: WebhookSending, @unchecked Sendable {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
     }()
 
-    /// - Parameters:
-    ///   - maxConnectionsPerHost: Connections kept open per host (the dispatcher limits requests in flight).
-    ///   - niceness: The transfer thread's nice value (0 = the server's priority).
-    public init(maxConnectionsPerHost: Int = 16, niceness: Int32 = 10) {
+    /// - Parameter niceness: The transfer thread's nice value (0 = the server's priority).
+    public init(niceness: Int32 = 10) {
         _ = Self.globalInit
         guard let multi = curl_multi_init() else {
             // Only fails when libcurl cannot allocate its handle.
@@ -69,7 +67,8 @@ public final class CurlWebhookSender: WebhookSending, @unchecked Sendable {
         }
         self.multi = multi
         self.niceness = niceness
-        _ = CCurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxConnectionsPerHost)
+        // No per-host cap: requests beyond it would wait inside libcurl with their timeout running (several
+        // subscriptions may share a host); the dispatcher already bounds requests per subscription.
         _ = CCurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, 256)
         let thread = Thread { [self] in run() }
         thread.name = "webhook-transfers"

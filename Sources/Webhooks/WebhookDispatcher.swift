@@ -104,7 +104,9 @@ public final class WebhookDispatcher: Sendable {
     /// Most events fanned out per subscription per pass.
     private static let fanOutBatch = 1000
     /// Most fanned-out deliveries kept in memory per subscription (the rest are read back when due).
-    private static let maxReady = 10_000
+    /// Small, so that an endpoint slower than the events soon reads its backlog from the store, where
+    /// retries that fell due are ordered with it by due time instead of waiting behind fresh ones.
+    private static let maxReady = 1_000
     public static let userAgent = "APNs-Sandbox-Webhooks/1"
 
     public init(
@@ -140,12 +142,13 @@ public final class WebhookDispatcher: Sendable {
         schedulePump()
     }
 
-    /// Stops starting attempts. Attempts in flight finish on their own; their results are written if
-    /// the store is still open (else they are repeated after the next start).
+    /// Stops starting attempts and writes the results gathered so far. Attempts still in flight are
+    /// aborted by the sender's shutdown; their deliveries stay pending and are attempted again after
+    /// the next start (their aborted attempt is not recorded).
     public func shutdown() {
         queue.sync {
-            flush()
             state.withLock { $0.isRunning = false }
+            flush()
         }
     }
 
@@ -162,20 +165,20 @@ public final class WebhookDispatcher: Sendable {
         let cursor = latestEventID.load(ordering: .acquiring)
         try repository.saveSubscription(subscription, cursor: cursor)
         let stored = try repository.subscriptions().first { $0.subscription.id == subscription.id }
-        queue.sync {
-            state.withLock { state in
-                state.endpoints[subscription.id] = Endpoint(
-                    subscription, cursor: stored?.cursor ?? cursor, defaultCapacity: settings.maxConcurrentPerEndpoint)
-            }
+        // State is behind its own lock: no hop to the dispatcher's queue (callers are event loops).
+        state.withLock { state in
+            state.endpoints[subscription.id] = Endpoint(
+                subscription, cursor: stored?.cursor ?? cursor, defaultCapacity: settings.maxConcurrentPerEndpoint)
         }
         schedulePump()
     }
 
     /// Deletes a subscription and its delivery log; false when it did not exist.
     public func remove(id: String) throws -> Bool {
-        let removed = try repository.deleteSubscription(id: id)
-        queue.sync { _ = state.withLock { $0.endpoints.removeValue(forKey: id) } }
-        return removed
+        // Forget it first, so no new delivery is fanned out for it; the store refuses deliveries of an
+        // unknown subscription, so one being written meanwhile is not left behind either.
+        _ = state.withLock { $0.endpoints.removeValue(forKey: id) }
+        return try repository.deleteSubscription(id: id)
     }
 
     /// Queues a `webhook.test` message for one subscription (not logged as an event, not filtered).
@@ -204,7 +207,7 @@ public final class WebhookDispatcher: Sendable {
     }
 
     private func enqueue(_ delivery: NewWebhookDelivery) throws -> WebhookDelivery? {
-        let known = queue.sync { state.withLock { $0.endpoints[delivery.subscriptionID] != nil } }
+        let known = state.withLock { $0.endpoints[delivery.subscriptionID] != nil }
         guard known else { return nil }
         let created = try repository.enqueueDeliveries([delivery], cursors: [:]).first
         schedulePump()
@@ -213,10 +216,8 @@ public final class WebhookDispatcher: Sendable {
 
     /// Live state of a subscription's endpoint for the API: breaker state, failures in a row, in flight.
     public func endpointStatus(subscriptionID: String) -> (breaker: String, consecutiveFailures: Int, inFlight: Int)? {
-        queue.sync {
-            state.withLock { state in
-                state.endpoints[subscriptionID].map { ($0.breaker.name, $0.breaker.consecutiveFailures, $0.inFlight.count) }
-            }
+        state.withLock { state in
+            state.endpoints[subscriptionID].map { ($0.breaker.name, $0.breaker.consecutiveFailures, $0.inFlight.count) }
         }
     }
 
@@ -342,7 +343,9 @@ public final class WebhookDispatcher: Sendable {
     private func send(_ delivery: WebhookDelivery, to endpoint: Target) {
         let startedAt = clock.nowMilliseconds
         let started = clock.monotonicNanoseconds
-        guard let url = endpoint.url, url.scheme == "http" || url.scheme == "https", !endpoint.key.isEmpty else {
+        guard let url = endpoint.url, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            !endpoint.key.isEmpty
+        else {
             finished(delivery, subscriptionID: endpoint.subscriptionID, startedAt: startedAt, durationMs: 0,
                      result: .failed("the subscription's URL or secret is invalid"))
             return
@@ -366,6 +369,9 @@ public final class WebhookDispatcher: Sendable {
         _ delivery: WebhookDelivery, subscriptionID: String, startedAt: Int64, durationMs: Double,
         result: WebhookSendResult
     ) {
+        // After shutdown the sender aborts what is in flight: not the endpoint's fault, so not recorded
+        // (the delivery stays pending and is attempted again after the next start).
+        guard state.withLock({ $0.isRunning }) else { return }
         let now = clock.nowMilliseconds
         let attempt: WebhookAttempt
         let succeeded: Bool

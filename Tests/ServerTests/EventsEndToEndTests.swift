@@ -81,6 +81,40 @@ struct EventsEndToEndTests {
         }
     }
 
+    /// A filtered stream resumed from the start of the log gets the matching events and then goes live
+    /// even when the newest events do not match (it once kept re-reading the log at full speed).
+    @Test func filteredResumeCatchesUpAndGoesLive() async throws {
+        try await withServer { server in
+            let first = try await pushAlert(server)
+            // The newest events are device.updated ones, which the filter below does not match.
+            for _ in 0..<3 {
+                let created = try await apiRequest("POST", "\(server.httpBase)/api/v1/devices", #"{"apps":["\#(testTopic)"]}"#)
+                #expect(created.status == 201)
+            }
+            let stream = try SSEClient("\(server.httpBase)/api/v1/events?type=push.accepted", ["-H", "Last-Event-ID: 0"])
+            try await stream.waitUntilConnected()
+            #expect(try await stream.waitFor { $0.contains { $0.apnsID == first } }.map { $0.event ?? "" } == ["push.accepted"])
+            // Caught up: the catch-up thread ends (it would spin while the stream never went live).
+            var catchingUp = Self.catchUpThreads()
+            for _ in 0..<250 where catchingUp > 0 {
+                try await Task.sleep(nanoseconds: 20_000_000)
+                catchingUp = Self.catchUpThreads()
+            }
+            #expect(catchingUp == 0, "a stream is still catching up")
+            let live = try await pushAlert(server)
+            let events = try await stream.waitFor { $0.contains { $0.apnsID == live } }
+            #expect(events.compactMap(\.apnsID) == [first, live], "\(stream.text)")
+        }
+    }
+
+    /// Threads of this process named `sse-catch-up`.
+    private static func catchUpThreads() -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.filter { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.hasPrefix("sse-catch-up") == true
+        }.count
+    }
+
     /// Bad filters and ids are answered 400 with the JSON problem, not a stream.
     @Test func rejectsBadParameters() async throws {
         try await withServer { server in

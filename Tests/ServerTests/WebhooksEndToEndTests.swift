@@ -147,6 +147,19 @@ struct WebhooksEndToEndTests {
             try await Task.sleep(nanoseconds: 50_000_000)
         }
         #expect(attempted)
+        // A few more right before the kill: their events are committed (the pushes got 200) but most
+        // likely not fanned out to the subscription yet.
+        for _ in 0..<4 {
+            let output = try await curl([
+                "--http2-prior-knowledge", "-D", "-", "-o", "/dev/null", "-X", "POST",
+                "http://127.0.0.1:\(port)/3/device/\(deviceToken)", "-H", "authorization: bearer \(token)",
+                "-H", "apns-topic: \(testTopic)", "-d", #"{"aps":{"alert":"late"}}"#,
+            ])
+            if let id = output.stdoutText.split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix("apns-id:") }) {
+                pushed.append(id.dropFirst("apns-id:".count).trimmingCharacters(in: .whitespaces))
+            }
+        }
+        #expect(pushed.count == 12)
         server.send(signal: SIGKILL)
         _ = server.finish(timeout: 10)
 

@@ -26,6 +26,8 @@ int CLinuxSystem_timerfd_create(void);
 int CLinuxSystem_timerfd_arm(int fd, int64_t nanoseconds);
 int CLinuxSystem_timerfd_drain(int fd);
 int CLinuxSystem_accept4(int fd, struct sockaddr *addr, socklen_t *len);
+/// Names the calling thread as the kernel shows it (/proc/self/task/*/comm; at most 15 characters).
+int CLinuxSystem_set_thread_name(const char *name);
 /// Sets the calling thread's nice value (Linux keeps one per thread); 0 or -1 with errno.
 int CLinuxSystem_set_thread_niceness(int niceness);
 /// Blocks SIGTERM/SIGINT/SIGPIPE-free delivery and returns a signalfd for SIGTERM and SIGINT.

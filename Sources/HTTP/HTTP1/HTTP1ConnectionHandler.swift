@@ -156,7 +156,10 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
     private func pumpStream() {
         guard let exchange = streaming, let writer = exchange.bodyWriter, !connection.isClosed else { return }
         // A slow reader: leave the bytes in the writer (it bounds them) until the socket drains.
-        guard connection.pendingOutputBytes <= (1 << 20) else { return }
+        guard connection.pendingOutputBytes <= (1 << 20) else {
+            connection.notifyWhenDrained()
+            return
+        }
         let (bytes, isFinished) = writer.take()
         if exchange.request.method != "HEAD" {
             if exchange.isChunked {
@@ -251,6 +254,11 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
 
     func connectionTick(_ connection: Connection, now: UInt64) {
         let options = pipeline.options
+        // A streaming client that stopped reading: its backlog is bounded, but it would hold it forever.
+        if streaming != nil, connection.pendingOutputBytes > 0, now &- connection.lastWriteAt > options.idleTimeout {
+            connection.close()
+            return
+        }
         if let since = midRequestSince, queue.isEmpty, now &- since > options.requestTimeout {
             midRequestSince = nil
             fail(status: 408, message: "Request not completed within \(options.requestTimeout / 1_000_000_000) s")

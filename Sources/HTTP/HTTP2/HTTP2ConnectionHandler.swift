@@ -32,6 +32,8 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         var responseOffset = 0
         /// The body of a streaming response, read as it is written.
         var bodyWriter: HTTPBodyWriter?
+        /// When the streaming body last went out in a DATA frame (monotonic ns).
+        var lastDataAt: UInt64 = 0
         let startedAt: UInt64
 
         init(id: Int32, startedAt: UInt64) {
@@ -151,6 +153,15 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
             nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), id, NGHTTP2_CANCEL.rawValue)
             streams[id]?.requestComplete = true
         }
+        // Streaming bodies whose client stopped reading (no flow-control window, or a full socket): their
+        // backlog is bounded, but they would hold it forever.
+        for stream in streams.values {
+            guard let writer = stream.bodyWriter, writer.pendingByteCount > 0 || connection.pendingOutputBytes > 0,
+                now &- max(stream.lastDataAt, stream.startedAt) > options.idleTimeout
+            else { continue }
+            stalled.append(stream.id)
+            nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, NGHTTP2_CANCEL.rawValue)
+        }
         if streams.isEmpty && now &- lastActivity > options.idleTimeout && !isGoingAway {
             isGoingAway = true
             hasSentFinalGoAway = true
@@ -201,16 +212,26 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     private func send() {
         guard let session, !connection.isClosed else { return }
         var data: UnsafePointer<UInt8>?
-        while connection.pendingOutputBytes < (1 << 20) {
-            let n = nghttp2_session_mem_send(session, &data)
-            if n < 0 {
-                connection.close()
-                return
+        var isHoldingBack: Bool
+        repeat {
+            isHoldingBack = false
+            while true {
+                guard connection.pendingOutputBytes < (1 << 20) else {
+                    isHoldingBack = true
+                    break
+                }
+                let n = nghttp2_session_mem_send(session, &data)
+                if n < 0 {
+                    connection.close()
+                    return
+                }
+                guard n > 0, let data else { break }
+                connection.write(UnsafeRawBufferPointer(start: data, count: n))
             }
-            guard n > 0, let data else { break }
-            connection.write(UnsafeRawBufferPointer(start: data, count: n))
-        }
-        connection.flush()
+            connection.flush()
+            // nghttp2 may still have frames (a streaming body): send them once the socket has taken
+            // these — or at once if it already has.
+        } while isHoldingBack && nghttp2_session_want_write(session) != 0 && !connection.notifyWhenDrained()
         let wantsMore = nghttp2_session_want_read(session) != 0 || nghttp2_session_want_write(session) != 0
         if !wantsMore || (hasSentFinalGoAway && streams.isEmpty && nghttp2_session_want_write(session) == 0) {
             connection.closeAfterFlush()
@@ -480,6 +501,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         }
         let remaining = stream.responseBody.count - stream.responseOffset
         let n = min(remaining, length)
+        if n > 0, stream.bodyWriter != nil { stream.lastDataAt = MonotonicClock.nanoseconds() }
         if n > 0 {
             stream.responseBody.withUnsafeBufferPointer { source in
                 if let base = source.baseAddress {

@@ -61,6 +61,11 @@ public final class HTTPBodyWriter: Sendable {
         wake?()
     }
 
+    /// Bytes written and not yet taken by the connection (a reader's backlog, roughly).
+    public var pendingByteCount: Int {
+        state.withLock { $0.pending.count }
+    }
+
     /// Whether the stream is over (or finishing): writing is pointless.
     public var isClosed: Bool {
         state.withLock { $0.isClosed || $0.isFinished }

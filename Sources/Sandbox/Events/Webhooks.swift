@@ -142,7 +142,8 @@ public protocol WebhookRepository: Sendable {
     /// Removes a subscription and its deliveries.
     @discardableResult
     func deleteSubscription(id: String) throws -> Bool
-    /// Creates deliveries and moves each subscription's cursor, in one transaction.
+    /// Creates deliveries (none for a subscription that no longer exists) and moves each subscription's
+    /// cursor, in one transaction; returns the deliveries created.
     func enqueueDeliveries(_ deliveries: [NewWebhookDelivery], cursors: [String: Int64]) throws -> [WebhookDelivery]
     /// Pending deliveries of a subscription due at `now`, oldest first, skipping `excluding`.
     func dueDeliveries(subscriptionID: String, now: Int64, excluding: Set<Int64>, limit: Int) throws -> [WebhookDelivery]

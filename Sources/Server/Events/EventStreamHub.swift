@@ -1,5 +1,8 @@
 // APNs Sandbox — live fan-out of logged events to Server-Sent Events subscribers, with resume.
+import CLinuxSystem
 import Dispatch
+import Foundation
+import Glibc
 import HTTP
 import Sandbox
 import Support
@@ -71,7 +74,9 @@ final class EventStreamHub: Sendable {
                         if frames[event.id] == nil { frames[event.id] = Self.frame(event) }
                         bytes += frames[event.id] ?? []
                     }
-                    state.subscribers[key]?.liveAfter = last.id
+                    // Never backwards: a stream that went live after a later batch was committed must not
+                    // get that batch again when it is published.
+                    state.subscribers[key]?.liveAfter = max(after, last.id)
                     if !bytes.isEmpty { subscriber.writer.write(bytes) }
                 }
             }
@@ -95,13 +100,23 @@ final class EventStreamHub: Sendable {
         }
         // `retry` tells EventSource clients how soon to reconnect (ms).
         writer.write(Array("retry: 2000\n: connected\n\n".utf8))
-        let start = lastEventID ?? lastPublishedID
-        DispatchQueue.global().async { [self] in catchUp(key, filter: filter, after: start, writer: writer) }
+        // A resume id beyond the log (a reset data directory) resumes from the present.
+        let start = min(lastEventID ?? Int64.max, lastPublishedID)
+        // Its own thread: catching up waits for a slow client to read (below), which must not hold a
+        // dispatch worker.
+        Thread { [self] in
+            // The kernel's name (what /proc and debuggers show), set from the thread itself.
+            _ = CLinuxSystem_set_thread_name("sse-catch-up")
+            catchUp(key, filter: filter, after: start, writer: writer)
+        }.start()
     }
 
     private func catchUp(_ key: UInt64, filter: EventFilter, after start: Int64, writer: HTTPBodyWriter) {
         var cursor = start
         while !writer.isClosed {
+            // Everything published so far is committed: a short page below has scanned up to here,
+            // matching or not (without this, a filter matching none of the newest events never caught up).
+            let published = lastPublishedID
             let page: [SandboxEvent]
             do {
                 page = try log.events(after: cursor, matching: filter, limit: Self.pageSize)
@@ -114,7 +129,15 @@ final class EventStreamHub: Sendable {
                 writer.write(page.flatMap(Self.frame))
                 cursor = page.last?.id ?? cursor
             }
-            if page.count == Self.pageSize { continue }
+            if page.count == Self.pageSize {
+                // Let a slow client read before the next page, or its buffer overflows and it has to
+                // reconnect: catching up is paced by the reader.
+                while writer.pendingByteCount > Self.catchUpPendingBytes, !writer.isClosed {
+                    usleep(5_000)
+                }
+                continue
+            }
+            cursor = max(cursor, published)
             // Caught up with the log as read: go live unless something newer has been published since.
             let isLive = state.withLock { state -> Bool in
                 guard state.lastPublished <= cursor else { return false }
@@ -124,6 +147,9 @@ final class EventStreamHub: Sendable {
             if isLive { return }
         }
     }
+
+    /// Bytes of a catching-up stream that may wait for its reader before the next page is read.
+    static let catchUpPendingBytes = 1 << 20
 
     /// Ends every stream (server shutdown) and refuses new ones.
     func close() {

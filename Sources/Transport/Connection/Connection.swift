@@ -39,6 +39,8 @@ public final class Connection: Selectable {
     public let createdAt: UInt64
     /// Last time bytes arrived from the peer (monotonic nanoseconds).
     public private(set) var lastReadAt: UInt64
+    /// When the socket last took output bytes (monotonic ns).
+    public private(set) var lastWriteAt: UInt64
 
     private var fd: Int32
     private var token: UInt64 = 0
@@ -51,6 +53,9 @@ public final class Connection: Selectable {
     private var isReadingPaused = false
     private var userPausedReading = false
     private var closeRequested = false
+    /// A handler held output back and wants ``ConnectionHandler/connectionDidDrainOutput(_:)`` once the
+    /// socket has taken everything (see ``notifyWhenDrained()``).
+    private var drainNotificationRequested = false
     private var isLingering = false
     private var lingerDeadline: UInt64 = 0
     private var inDispatch = false
@@ -73,6 +78,7 @@ public final class Connection: Selectable {
         self.onClose = onClose
         self.createdAt = MonotonicClock.nanoseconds()
         self.lastReadAt = createdAt
+        self.lastWriteAt = createdAt
     }
 
     func start() throws {
@@ -142,6 +148,7 @@ public final class Connection: Selectable {
             switch result {
             case .processed(let n):
                 socketOutOffset += n
+                lastWriteAt = MonotonicClock.nanoseconds()
             case .wouldBlock:
                 updateInterest()
                 return
@@ -155,7 +162,10 @@ public final class Connection: Selectable {
             return
         }
         updateInterest()
-        if wasPaused && !isReadingPaused { handler?.connectionDidDrainOutput(self) }
+        if (wasPaused && !isReadingPaused) || drainNotificationRequested {
+            drainNotificationRequested = false
+            handler?.connectionDidDrainOutput(self)
+        }
     }
 
     // MARK: Reading control
@@ -234,6 +244,17 @@ public final class Connection: Selectable {
     // MARK: Closing
 
     /// Sends what is queued, then closes (with a short linger so the peer reads the last bytes).
+    /// Asks for one ``ConnectionHandler/connectionDidDrainOutput(_:)`` when all output has gone to the
+    /// socket: for a handler that stopped producing because too much was waiting (a streaming body).
+    /// Without it the callback comes only when reading had been paused, which a partial drain can undo.
+    /// - Returns: false when nothing is waiting any more (no callback will come: produce more now).
+    @discardableResult
+    public func notifyWhenDrained() -> Bool {
+        guard pendingOutputBytes > 0, !isClosed else { return false }
+        drainNotificationRequested = true
+        return true
+    }
+
     public func closeAfterFlush() {
         guard !isClosed, !closeRequested else { return }
         closeRequested = true
