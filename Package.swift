@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "Transport", dependencies: ["Support", "CLinuxSystem", "COpenSSL", "CLibShims"], swiftSettings: strict),
         .target(name: "HTTP", dependencies: ["Support", "Transport", "CNGHTTP2", "CZlib", "CLibShims"], swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["Support", "COpenSSL", "CLibShims"], swiftSettings: strict),
-        .target(name: "Store", dependencies: ["Sandbox", "APNsProtocol", "CSQLite3", "CLibShims", "Support"], swiftSettings: strict),
+        .target(name: "Store", dependencies: ["Sandbox", "APNsProtocol", "CSQLite3", "CLibShims", "CLinuxSystem", "Support"], swiftSettings: strict),
         .target(name: "ExtensionRuntime", dependencies: ["Sandbox", "APNsProtocol", "Crypto", "Support"], swiftSettings: strict),
         .target(name: "Webhooks", dependencies: ["Sandbox", "APNsProtocol", "Crypto", "Support", "CCurl", "CLinuxSystem"], swiftSettings: strict),
         .target(

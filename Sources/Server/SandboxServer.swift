@@ -85,7 +85,8 @@ public final class SandboxServer: Sendable {
         // store (committed with their pushes), and a cursor or result lost with the machine's power is
         // fanned out or attempted again (at least once). The file has the main store's schema; only its
         // webhook tables are used.
-        let outbox = try SQLiteStore(path: dataDirectory + "/" + Self.outboxFile, synchronous: .normal)
+        let outbox = try SQLiteStore(
+            path: dataDirectory + "/" + Self.outboxFile, synchronous: .normal, writerNiceness: WebhookDispatcher.niceness)
         self.outbox = outbox
         let webhookSender = CurlWebhookSender()
         self.webhookSender = webhookSender

@@ -55,9 +55,10 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
     /// - Parameters:
     ///   - path: A file path (not `:memory:`; the store uses two connections to one file).
     ///   - synchronous: Durability of each commit; `.full` by default.
+    ///   - writerNiceness: The writer thread's nice value (a store for background work yields the CPU).
     /// - Throws: ``StoreError`` when the file cannot be opened, is not an SQLite database, or has a
     ///   newer schema than this build knows.
-    public init(path: String, synchronous: Synchronous = .full) throws {
+    public init(path: String, synchronous: Synchronous = .full, writerNiceness: Int32 = 0) throws {
         guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else {
             throw StoreError.invalidPath(path)
         }
@@ -65,7 +66,8 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
         self.path = path
         let queue = WriteQueue(maxQueuedRecords: Self.maxQueuedRecords)
         let finished = try StoreWriter.start(
-            path: path, synchronous: synchronous, queue: queue, maxBatchRecords: Self.maxBatchRecords)
+            path: path, synchronous: synchronous, queue: queue, maxBatchRecords: Self.maxBatchRecords,
+            niceness: writerNiceness)
         let reader: SQLiteConnection
         do {
             reader = try SQLiteConnection(path: path, readOnly: true)

@@ -1,4 +1,5 @@
 // APNs Sandbox — the writer thread: owns the write connection and commits queued work in batches.
+import CLinuxSystem
 import Foundation
 import Glibc
 import Sandbox
@@ -36,12 +37,14 @@ final class StoreWriter {
     /// - Returns: A latch fulfilled when the thread has drained the closed queue and closed its connection.
     /// - Throws: The open or migration error (the thread has then already exited).
     static func start(
-        path: String, synchronous: SQLiteStore.Synchronous, queue: WriteQueue, maxBatchRecords: Int
+        path: String, synchronous: SQLiteStore.Synchronous, queue: WriteQueue, maxBatchRecords: Int,
+        niceness: Int32 = 0
     ) throws -> Latch<Void> {
         let ready = Latch<Result<Void, StoreError>>()
         let finished = Latch<Void>()
         let thread = Thread {
             queue.writerThread.store(UInt(pthread_self()), ordering: .relaxed)
+            if niceness != 0 { _ = CLinuxSystem_set_thread_niceness(niceness) }
             defer {
                 // pthread IDs are reused: forget ours before another thread can get it.
                 queue.writerThread.store(0, ordering: .relaxed)

@@ -59,7 +59,7 @@ public final class CurlWebhookSender: WebhookSending, @unchecked Sendable {
     }()
 
     /// - Parameter niceness: The transfer thread's nice value (0 = the server's priority).
-    public init(niceness: Int32 = 10) {
+    public init(niceness: Int32 = WebhookDispatcher.niceness) {
         _ = Self.globalInit
         guard let multi = curl_multi_init() else {
             // Only fails when libcurl cannot allocate its handle.

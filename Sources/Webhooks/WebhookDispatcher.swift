@@ -94,7 +94,11 @@ public final class WebhookDispatcher: Sendable {
     private let sender: any WebhookSending
     private let clock: any SandboxClock
     private let logger: Logger
-    private let queue = DispatchQueue(label: "webhook-dispatcher")
+    /// Background QoS: libdispatch runs it at nice 10 on Linux, so under load the dispatcher yields the
+    /// CPU to the event loops and the store writer (webhooks lag rather than slow pushes).
+    private let queue = DispatchQueue(label: "webhook-dispatcher", qos: .background)
+    /// The nice value of the webhook machinery's own threads (the sender's, the outbox writer's).
+    public static let niceness: Int32 = 10
     private let state = Mutex(State())
     /// The newest committed event id the dispatcher has been told about.
     private let latestEventID = Atomic<Int64>(0)
