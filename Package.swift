@@ -55,7 +55,7 @@ let package = Package(
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestProcessSupport"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "Sandbox", "APNsProtocol"], swiftSettings: strict),
         .testTarget(name: "ExtensionRuntimeTests", dependencies: ["ExtensionRuntime", "Sandbox", "APNsProtocol", "Crypto"], swiftSettings: strict),
-        .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Sandbox", "Crypto"], swiftSettings: strict),
+        .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Sandbox", "Crypto", "Support"], swiftSettings: strict),
         .testTarget(
             name: "ServerTests",
             dependencies: ["Server", "HTTP", "Crypto", "Support", "APNsProtocol", "Sandbox", "Store", "ExtensionRuntime", "Webhooks", "TestProcessSupport"],
