@@ -107,22 +107,33 @@ private final class MemoryEventLog: EventLogRepository {
     func pruneEvents(maxEvents: Int, olderThan cutoff: Int64) throws -> Int { 0 }
 }
 
-/// Answers every post with `status` (nil: a connection failure), after `delay` seconds; counts posts.
+/// Answers every post with `status` (nil: a connection failure), at once or, when `holding`, only on
+/// ``release()``; counts posts.
 private final class ScriptedSender: WebhookSending {
     let status: Int?
-    let delay: Double
+    let holding: Bool
     let posts = Atomic<Int>(0)
+    private let held = Mutex<[@Sendable () -> Void]>([])
 
-    init(status: Int?, delay: Double = 0) {
+    init(status: Int?, holding: Bool = false) {
         self.status = status
-        self.delay = delay
+        self.holding = holding
     }
 
     func post(url: URL, headers: [(String, String)], body: [UInt8], timeoutMilliseconds: Int64,
               completion: @escaping @Sendable (WebhookSendResult) -> Void) {
         posts.add(1, ordering: .relaxed)
         let result: WebhookSendResult = status.map { .answered(status: $0) } ?? .failed("connection refused")
-        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { completion(result) }
+        if holding {
+            held.withLock { $0.append { completion(result) } }
+        } else {
+            DispatchQueue.global().async { completion(result) }
+        }
+    }
+
+    /// Answers the held posts now.
+    func release() {
+        for answer in held.withLock({ held in defer { held = [] }; return held }) { answer() }
     }
 }
 
@@ -212,13 +223,14 @@ struct WebhookDispatcherTests {
 
     /// Attempts aborted by shutdown are not recorded: their deliveries stay pending for the next start.
     @Test func shutdownLeavesInFlightDeliveriesPending() async throws {
-        let sender = ScriptedSender(status: 200, delay: 0.3)
+        let sender = ScriptedSender(status: 200, holding: true)
         let (dispatcher, outbox, log) = try make(sender)
         try subscribe(dispatcher)
         publish(log, dispatcher, [.pushAccepted])
         #expect(try await waitUntil { sender.posts.load(ordering: .relaxed) == 1 })
         dispatcher.shutdown()
-        try await Task.sleep(nanoseconds: 500_000_000)
+        sender.release()  // the answer arrives after shutdown, as an aborted transfer's would
+        try await Task.sleep(nanoseconds: 200_000_000)
         #expect(outbox.all.first?.status == .pending && outbox.all.first?.attempts.isEmpty == true)
     }
 
