@@ -137,9 +137,16 @@ final class WebhookReceiver: Sendable {
 
 /// Pushes an alert over h2c with the test server's token; returns the apns-id of a 200, else "".
 func pushAlert(_ server: TestServer, device: String = deviceToken, body: String = #"{"aps":{"alert":"Hi"}}"#) async throws -> String {
+    try await pushAlert(base: server.httpBase, authorization: server.authorizationHeader, device: device, body: body)
+}
+
+/// Pushes an alert over h2c to `base` (`http://host:port`); returns the apns-id of a 200, else "".
+func pushAlert(
+    base: String, authorization: String, device: String = deviceToken, body: String = #"{"aps":{"alert":"Hi"}}"#
+) async throws -> String {
     let output = try await curl([
-        "--http2-prior-knowledge", "-D", "-", "-o", "/dev/null", "-X", "POST", "\(server.httpBase)/3/device/\(device)",
-        "-H", server.authorizationHeader, "-H", "apns-topic: \(testTopic)", "-d", body,
+        "--http2-prior-knowledge", "-D", "-", "-o", "/dev/null", "-X", "POST", "\(base)/3/device/\(device)",
+        "-H", authorization, "-H", "apns-topic: \(testTopic)", "-d", body,
     ])
     guard output.stdoutText.hasPrefix("HTTP/2 200") else { return "" }
     return output.stdoutText.split(separator: "\r\n").first { $0.lowercased().hasPrefix("apns-id:") }
