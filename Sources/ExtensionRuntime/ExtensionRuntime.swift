@@ -41,8 +41,7 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
 
     private struct Slots {
         var running = 0
-        var waiting: [@Sendable () -> Void] = []
-        var waitingHead = 0
+        var waiting = FIFOQueue<@Sendable () -> Void>()
         var live: [String: Instance] = [:]
         var isShutDown = false
     }
@@ -78,7 +77,7 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
 
     /// Instances waiting for a free slot, or (exec) for a process launcher.
     public var waitingInstanceCount: Int {
-        slots.withLock { $0.waiting.count - $0.waitingHead } + launcher.waitingCount
+        slots.withLock { $0.waiting.count } + launcher.waitingCount
     }
 
     /// Exec processes not yet reaped.
@@ -162,9 +161,7 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
     public func shutdown() {
         let (live, waiting) = slots.withLock { slots -> ([Instance], [@Sendable () -> Void]) in
             slots.isShutDown = true
-            let waiting = Array(slots.waiting[slots.waitingHead...])
-            slots.waiting = []
-            slots.waitingHead = 0
+            let waiting = slots.waiting.removeAll()
             slots.running += waiting.count
             return (Array(slots.live.values), waiting)
         }
@@ -209,15 +206,9 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
     private func finished(_ id: String) {
         let next = slots.withLock { slots -> (@Sendable () -> Void)? in
             slots.live[id] = nil
-            guard slots.waitingHead < slots.waiting.count else {
+            guard let next = slots.waiting.popFirst() else {
                 slots.running -= 1
                 return nil
-            }
-            let next = slots.waiting[slots.waitingHead]
-            slots.waitingHead += 1
-            if slots.waitingHead > 1024, slots.waitingHead * 2 > slots.waiting.count {
-                slots.waiting.removeFirst(slots.waitingHead)
-                slots.waitingHead = 0
             }
             return next
         }

@@ -1,5 +1,6 @@
 // APNs Sandbox — where exec extensions' processes are started: a few queues of their own, a bounded backlog.
 import Dispatch
+import Support
 import Synchronization
 
 /// Starts exec extensions' processes off the worker queues, a bounded number at a time.
@@ -31,8 +32,7 @@ final class Launcher: Sendable {
     private struct State {
         /// Tickets out, per queue.
         var out: [Int]
-        var waiting: [@Sendable (Ticket, Bool) -> Void] = []
-        var head = 0
+        var waiting = FIFOQueue<@Sendable (Ticket, Bool) -> Void>()
     }
 
     private let state: Mutex<State>
@@ -45,13 +45,13 @@ final class Launcher: Sendable {
     }
 
     /// Instances waiting for a ticket.
-    var waitingCount: Int { state.withLock { $0.waiting.count - $0.head } }
+    var waitingCount: Int { state.withLock { $0.waiting.count } }
 
     /// Calls `body` with a ticket once one is free, in the order of the calls: on the caller's thread when
     /// one is free now (`waited` false), else later on the ticket's queue.
     func reserve(_ body: @escaping @Sendable (_ ticket: Ticket, _ waited: Bool) -> Void) {
         let index = state.withLock { state -> Int? in
-            guard state.head == state.waiting.count, let index = Self.freeQueue(state.out, limit: ticketsPerQueue)
+            guard state.waiting.isEmpty, let index = Self.freeQueue(state.out, limit: ticketsPerQueue)
             else {
                 state.waiting.append(body)
                 return nil
@@ -64,15 +64,9 @@ final class Launcher: Sendable {
 
     private func release(_ index: Int) {
         let next = state.withLock { state -> (@Sendable (Ticket, Bool) -> Void)? in
-            guard state.head < state.waiting.count else {
+            guard let next = state.waiting.popFirst() else {
                 state.out[index] -= 1
                 return nil
-            }
-            let next = state.waiting[state.head]
-            state.head += 1
-            if state.head > 1024, state.head * 2 > state.waiting.count {
-                state.waiting.removeFirst(state.head)
-                state.head = 0
             }
             return next
         }

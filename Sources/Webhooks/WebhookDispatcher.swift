@@ -43,8 +43,7 @@ public final class WebhookDispatcher: Sendable {
         var recording: Set<Int64> = []
         var breaker = CircuitBreaker()
         /// Deliveries just fanned out, due now: attempted from memory without reading them back.
-        private var ready: [WebhookDelivery] = []
-        private var readyHead = 0
+        private var ready = FIFOQueue<WebhookDelivery>()
 
         init(_ subscription: WebhookSubscription, cursor: Int64, defaultCapacity: Int) {
             target = Target(
@@ -55,25 +54,15 @@ public final class WebhookDispatcher: Sendable {
             self.cursor = cursor
         }
 
-        var readyCount: Int { ready.count - readyHead }
+        var readyCount: Int { ready.count }
 
         func addReady(_ deliveries: [WebhookDelivery]) {
-            ready += deliveries
+            ready.append(contentsOf: deliveries)
         }
 
-        /// The oldest ready delivery (O(1); the array is compacted now and then).
+        /// The oldest ready delivery.
         func takeReady() -> WebhookDelivery? {
-            guard readyHead < ready.count else { return nil }
-            let delivery = ready[readyHead]
-            readyHead += 1
-            if readyHead == ready.count {
-                ready.removeAll(keepingCapacity: true)
-                readyHead = 0
-            } else if readyHead >= 1024, readyHead * 2 >= ready.count {
-                ready.removeFirst(readyHead)
-                readyHead = 0
-            }
-            return delivery
+            ready.popFirst()
         }
 
         /// Deliveries the store may still list as due that must not be picked again (the ready ones
