@@ -32,7 +32,9 @@ import Testing
         let clock = SystemClock()
         let fired = DispatchSemaphore(value: 0)
         let log = Mutex<[Int]>([])
-        let cancelled = clock.schedule(afterMilliseconds: 5) { log.withLock { $0.append(0) } }
+        // Due long after the others, so that it is surely cancelled before it could fire, however
+        // busy the machine is (with 5 ms it sometimes fired first under the full test suite).
+        let cancelled = clock.schedule(afterMilliseconds: 30_000) { log.withLock { $0.append(0) } }
         clock.schedule(afterMilliseconds: 20) {
             log.withLock { $0.append(2) }
             fired.signal()
