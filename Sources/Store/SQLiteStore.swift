@@ -123,24 +123,25 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
     /// Runs `body` in its own transaction on the writer thread and waits for the commit.
     /// - Returns: What `body` returned.
     func write<Value: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> Value) throws -> Value {
-        guard !queue.isOnWriterThread else { throw StoreError.wrongThread() }
-        let done = Latch<Result<any Sendable, any Error>>()
-        if let error = queue.enqueue(.task(body: body, completion: { done.fulfill($0) })) {
-            throw error
-        }
-        guard let value = try done.wait().get() as? Value else {
-            preconditionFailure("a store write task returned a value of the wrong type")
-        }
-        return value
+        try waitForWriter(body, joiningGroupCommit: false)
     }
 
     /// Like ``write(_:)``, but `body` runs inside the next group-commit transaction instead of its own
     /// (no extra commit and fsync); waits for that commit. A failing `body` fails the whole batch, which
     /// is then retried caller by caller, so `body` may run twice (the first run rolled back).
     func writeInGroupCommit<Value: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> Value) throws -> Value {
+        try waitForWriter(body, joiningGroupCommit: true)
+    }
+
+    private func waitForWriter<Value: Sendable>(
+        _ body: @escaping @Sendable (SQLiteConnection) throws -> Value, joiningGroupCommit: Bool
+    ) throws -> Value {
         guard !queue.isOnWriterThread else { throw StoreError.wrongThread() }
         let done = Latch<Result<any Sendable, any Error>>()
-        if let error = queue.enqueue(.batchedTask(body: body, completion: { done.fulfill($0) })) {
+        let completion: @Sendable (Result<any Sendable, any Error>) -> Void = { done.fulfill($0) }
+        let item: WriteItem = joiningGroupCommit
+            ? .batchedTask(body: body, completion: completion) : .task(body: body, completion: completion)
+        if let error = queue.enqueue(item) {
             throw error
         }
         guard let value = try done.wait().get() as? Value else {

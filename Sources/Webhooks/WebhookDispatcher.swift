@@ -24,54 +24,8 @@ import Synchronization
 /// All state lives on one serial dispatch queue; public methods may be called from any thread. Store
 /// reads and writes happen on that queue, never on an event loop or the store's writer thread.
 public final class WebhookDispatcher: Sendable {
-    /// Where a subscription's requests go; immutable, so it is used outside the lock.
-    private struct Target: Sendable {
-        let subscriptionID: String
-        let url: URL?
-        let key: [UInt8]
-    }
-
-    /// One subscription's live state. A class, mutated in place under `state`'s lock (a struct in the
-    /// dictionary was copied out and back for every change, and its queue of deliveries with it).
-    private final class Endpoint {
-        let target: Target
-        let filter: EventFilter
-        let capacity: Int
-        var cursor: Int64
-        var inFlight: Set<Int64> = []
-        /// Attempts that ended whose results are not committed yet (still `pending` in the store).
-        var recording: Set<Int64> = []
-        var breaker = CircuitBreaker()
-        /// Deliveries just fanned out, due now: attempted from memory without reading them back.
-        private var ready = FIFOQueue<WebhookDelivery>()
-
-        init(_ subscription: WebhookSubscription, cursor: Int64, defaultCapacity: Int) {
-            target = Target(
-                subscriptionID: subscription.id, url: URL(string: subscription.url),
-                key: WebhookSignature.key(ofSecret: subscription.secret) ?? [])
-            filter = subscription.filter
-            capacity = max(1, subscription.maxConcurrentDeliveries ?? defaultCapacity)
-            self.cursor = cursor
-        }
-
-        var readyCount: Int { ready.count }
-
-        func addReady(_ deliveries: [WebhookDelivery]) {
-            ready.append(contentsOf: deliveries)
-        }
-
-        /// The oldest ready delivery.
-        func takeReady() -> WebhookDelivery? {
-            ready.popFirst()
-        }
-
-        /// Deliveries the store may still list as due that must not be picked again (the ready ones
-        /// are only queried for once none is left).
-        var busy: Set<Int64> { inFlight.union(recording) }
-    }
-
     private struct State {
-        var endpoints: [String: Endpoint] = [:]
+        var endpoints: [String: WebhookEndpoint] = [:]
         var finished: [(result: WebhookAttemptResult, subscriptionID: String)] = []
         var isFlushScheduled = false
         var isRunning = false
@@ -126,7 +80,7 @@ public final class WebhookDispatcher: Sendable {
             state.withLock { state in
                 state.isRunning = true
                 for (subscription, cursor) in stored {
-                    state.endpoints[subscription.id] = Endpoint(
+                    state.endpoints[subscription.id] = WebhookEndpoint(
                         subscription, cursor: cursor, defaultCapacity: settings.maxConcurrentPerEndpoint)
                 }
             }
@@ -160,7 +114,7 @@ public final class WebhookDispatcher: Sendable {
         let stored = try repository.subscriptions().first { $0.subscription.id == subscription.id }
         // State is behind its own lock: no hop to the dispatcher's queue (callers are event loops).
         state.withLock { state in
-            state.endpoints[subscription.id] = Endpoint(
+            state.endpoints[subscription.id] = WebhookEndpoint(
                 subscription, cursor: stored?.cursor ?? cursor, defaultCapacity: settings.maxConcurrentPerEndpoint)
         }
         schedulePump()
@@ -293,8 +247,8 @@ public final class WebhookDispatcher: Sendable {
         let now = clock.nowMilliseconds
         // Under the lock: how many may start per endpoint, taken first from the fanned-out ones in memory.
         var toQuery: [(id: String, allowed: Int, busy: Set<Int64>)] = []
-        var toSend = state.withLock { state -> [(WebhookDelivery, Target)] in
-            var toSend: [(WebhookDelivery, Target)] = []
+        var toSend = state.withLock { state -> [(WebhookDelivery, WebhookTarget)] in
+            var toSend: [(WebhookDelivery, WebhookTarget)] = []
             for (id, endpoint) in state.endpoints {
                 var allowed = endpoint.breaker.allowedAttempts(
                     capacity: endpoint.capacity, inFlight: endpoint.inFlight.count, now: now)
@@ -316,13 +270,13 @@ public final class WebhookDispatcher: Sendable {
                 logger.warning("reading due webhook deliveries failed", [("error", "\(error)")])
                 due = []
             }
-            toSend += state.withLock { state -> [(WebhookDelivery, Target)] in
+            toSend += state.withLock { state -> [(WebhookDelivery, WebhookTarget)] in
                 guard let endpoint = state.endpoints[id] else { return [] }
                 if due.isEmpty, endpoint.inFlight.isEmpty, endpoint.breaker.state == .halfOpen {
                     // Nothing to try the endpoint with: stay open until there is.
                     endpoint.breaker.trialNotStarted(now: now)
                 }
-                var picked: [(WebhookDelivery, Target)] = []
+                var picked: [(WebhookDelivery, WebhookTarget)] = []
                 for delivery in due where !endpoint.inFlight.contains(delivery.id) {
                     endpoint.inFlight.insert(delivery.id)
                     picked.append((delivery, endpoint.target))
@@ -333,7 +287,7 @@ public final class WebhookDispatcher: Sendable {
         for (delivery, endpoint) in toSend { send(delivery, to: endpoint) }
     }
 
-    private func send(_ delivery: WebhookDelivery, to endpoint: Target) {
+    private func send(_ delivery: WebhookDelivery, to endpoint: WebhookTarget) {
         let startedAt = clock.nowMilliseconds
         let started = clock.monotonicNanoseconds
         guard let url = endpoint.url, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",

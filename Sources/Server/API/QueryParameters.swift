@@ -2,9 +2,10 @@
 import Foundation
 import HTTP
 
-/// Decoded query parameters (last value wins), with typed accessors that report bad input.
+/// Decoded query parameters (the subscript gives the last value), with typed accessors that report bad input.
 struct QueryParameters {
-    private var values: [String: String] = [:]
+    /// Every value of each name, in order.
+    private var values: [String: [String]] = [:]
 
     init(_ query: Substring?) {
         guard let query else { return }
@@ -12,11 +13,17 @@ struct QueryParameters {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let name = Self.decode(parts[0])
             let value = parts.count > 1 ? Self.decode(parts[1]) : ""
-            values[name] = value
+            values[name, default: []].append(value)
         }
     }
 
-    subscript(name: String) -> String? { values[name].flatMap { $0.isEmpty ? nil : $0 } }
+    subscript(name: String) -> String? { values[name]?.last.flatMap { $0.isEmpty ? nil : $0 } }
+
+    /// A list parameter: every value of `name`, each split at commas (`type=a,b&type=c` → a, b, c), blanks dropped.
+    func list(_ name: String) -> [String] {
+        (values[name] ?? []).flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
 
     /// An integer in `range`, the default when absent, or an APIError naming the parameter.
     func integer(_ name: String, default defaultValue: Int, in range: ClosedRange<Int>) throws -> Int {

@@ -19,9 +19,9 @@ struct EventRoutes: Sendable {
     }
 
     private func stream(_ request: HTTPRequest) throws -> HandlerResult {
-        let lists = ListParameters(request.query)
+        let query = QueryParameters(request.query)
         var filter = EventFilter()
-        for name in lists["type"] {
+        for name in query.list("type") {
             guard let type = SandboxEventType(rawValue: name), type != .webhookTest else {
                 throw APIError(
                     status: 400, code: "invalid_parameter",
@@ -30,9 +30,9 @@ struct EventRoutes: Sendable {
             }
             filter.types.insert(type)
         }
-        filter.deviceTokens = Set(lists["device"].map { $0.lowercased() })
-        filter.topics = Set(lists["topic"])
-        let resumeText = request.headers["last-event-id"] ?? lists["lastEventId"].last
+        filter.deviceTokens = Set(query.list("device").map { $0.lowercased() })
+        filter.topics = Set(query.list("topic"))
+        let resumeText = request.headers["last-event-id"] ?? query["lastEventId"]
         var resumeAfter: Int64?
         if let resumeText, !resumeText.isEmpty {
             let digits = resumeText.hasPrefix("evt_") ? String(resumeText.dropFirst(4)) : resumeText
@@ -52,21 +52,4 @@ struct EventRoutes: Sendable {
             hub.subscribe(filter: subscription.filter, after: subscription.after, writer: writer)
         }
     }
-}
-
-/// Query parameters that may repeat or hold comma-separated lists (`type=a,b&type=c`).
-struct ListParameters {
-    private var values: [String: [String]] = [:]
-
-    init(_ query: Substring?) {
-        guard let query else { return }
-        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = String(parts[0]).removingPercentEncodingOrSelf
-            let value = parts.count > 1 ? String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncodingOrSelf : ""
-            values[name, default: []] += value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        }
-    }
-
-    subscript(name: String) -> [String] { values[name] ?? [] }
 }

@@ -53,9 +53,6 @@ final class EventStreamHub: Sendable {
         scheduleHeartbeat()
     }
 
-    /// Open streams.
-    var subscriberCount: Int { state.withLock { $0.subscribers.count } }
-
     /// The newest event id published (the id a new stream without `Last-Event-ID` starts after).
     var lastPublishedID: Int64 { state.withLock { $0.lastPublished } }
 
