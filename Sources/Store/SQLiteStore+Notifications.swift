@@ -21,10 +21,30 @@ extension SQLiteStore {
     ) {
         guard !records.isEmpty || !events.isEmpty else { return completion(.success(())) }
         // Encoding happens here, on the callers' threads, so it runs in parallel and off the writer.
-        let rows = records.map(EncodedRow.init)
+        let rows = Self.lastStates(of: records).map(EncodedRow.init)
         if let error = enqueue(.save(rows: rows, events: events, completion: completion), records: rows.count + events.count) {
             completion(.failure(error))
         }
+    }
+
+    /// `records` with each apns-id once: at the place of its first record, with its last record's state.
+    /// A save often holds several transitions of one push (`delivering` then `displayed`); in one
+    /// transaction only the last would remain, so the others are not written at all.
+    static func lastStates(of records: [NotificationRecord]) -> [NotificationRecord] {
+        guard records.count > 1 else { return records }
+        var placeByID: [String: Int] = [:]
+        placeByID.reserveCapacity(records.count)
+        var states: [NotificationRecord] = []
+        states.reserveCapacity(records.count)
+        for record in records {
+            if let place = placeByID[record.apnsID] {
+                states[place] = record
+            } else {
+                placeByID[record.apnsID] = states.count
+                states.append(record)
+            }
+        }
+        return states
     }
 
     /// Saves `records` and returns once they are committed.

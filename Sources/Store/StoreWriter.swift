@@ -14,7 +14,20 @@ import Sandbox
 /// callers keep queueing while a commit (and its fsync) is in progress, many callers share one commit.
 /// Completions run on this thread: they must be quick and must not make synchronous store writes.
 final class StoreWriter {
-    static let upsertSQL = """
+    /// Saves a record's new state. A row of the same push (same apns-id, device, topic, app and
+    /// receipt time) gets only the columns a transition changes, so SQLite leaves the indexes on the
+    /// unchanged columns alone; otherwise nothing happens (no change) and ``replaceSQL`` runs instead.
+    static let insertOrUpdateSQL = """
+        INSERT INTO notifications(apns_id, device_token, topic, bundle_id, status, received_at, updated_at, record)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT(apns_id) DO UPDATE SET
+            status = excluded.status, updated_at = excluded.updated_at, record = excluded.record
+        WHERE device_token = excluded.device_token AND topic = excluded.topic AND bundle_id = excluded.bundle_id
+            AND received_at = excluded.received_at
+        """
+
+    /// A new push that reuses an earlier push's apns-id replaces that row entirely (every column).
+    static let replaceSQL = """
         INSERT INTO notifications(apns_id, device_token, topic, bundle_id, status, received_at, updated_at, record)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT(apns_id) DO UPDATE SET
@@ -147,19 +160,12 @@ final class StoreWriter {
         do {
             logged = try transaction {
                 let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
-                try connection.withStatement(Self.upsertSQL) { statement in
-                    for save in saves {
-                        for row in save.rows {
-                            try statement.bind(row.apnsID, at: 1)
-                            try statement.bind(row.deviceToken, at: 2)
-                            try statement.bind(row.topic, at: 3)
-                            try statement.bind(row.bundleID, at: 4)
-                            try statement.bind(row.status.rawValue, at: 5)
-                            try statement.bind(row.receivedAt, at: 6)
-                            try statement.bind(now, at: 7)
-                            try statement.bind(row.record, at: 8)
-                            try statement.step()
-                            statement.resetForNextRow()
+                try connection.withStatement(Self.insertOrUpdateSQL) { insertOrUpdate in
+                    try connection.withStatement(Self.replaceSQL) { replace in
+                        for save in saves {
+                            for row in save.rows where try !write(row, updatedAt: now, with: insertOrUpdate) {
+                                try write(row, updatedAt: now, with: replace)
+                            }
                         }
                     }
                 }
@@ -203,6 +209,22 @@ final class StoreWriter {
         if !events.isEmpty, let observer = queue.eventObserver.withLock({ $0 }) {
             observer(events)
         }
+    }
+
+    /// Runs `statement` (``insertOrUpdateSQL`` or ``replaceSQL``) for `row`; returns whether a row changed.
+    @discardableResult
+    private func write(_ row: EncodedRow, updatedAt now: Int64, with statement: SQLiteConnection.Statement) throws -> Bool {
+        try statement.bind(row.apnsID, at: 1)
+        try statement.bind(row.deviceToken, at: 2)
+        try statement.bind(row.topic, at: 3)
+        try statement.bind(row.bundleID, at: 4)
+        try statement.bind(row.status.rawValue, at: 5)
+        try statement.bind(row.receivedAt, at: 6)
+        try statement.bind(now, at: 7)
+        try statement.bind(row.record, at: 8)
+        try statement.step()
+        statement.resetForNextRow()
+        return connection.changes > 0
     }
 
     private func run(

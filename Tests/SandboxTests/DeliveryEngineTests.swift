@@ -56,6 +56,43 @@ import Testing
         #expect(harness.status(id) == .displayed)
     }
 
+    /// A push that goes straight to an online device is delivered before its acceptance commits and
+    /// committed with it: one save holding every step, and its two events in the same commit.
+    @Test func directPushIsDeliveredInItsAcceptanceCommit() throws {
+        let harness = DeliveryHarness()
+        let (id, completion) = harness.push()
+        #expect(completion.succeeded)
+        let batches = harness.notifications.committedBatches
+        #expect(batches.count == 1)
+        #expect(batches.first?.map(\.status) == [.accepted, .delivering, .displayed])
+        #expect(batches.first?.allSatisfy { $0.apnsID == id } == true)
+        #expect(harness.notifications.committedEvents.map(\.type) == [.pushAccepted, .notificationDisplayed])
+        #expect(harness.changes.withLock { $0.map(\.status) } == [.accepted, .delivering, .displayed])
+    }
+
+    /// A VoIP push is delivered silently in its acceptance commit too.
+    @Test func silentPushIsDeliveredInItsAcceptanceCommit() throws {
+        let harness = DeliveryHarness()
+        let (id, _) = harness.push(payload: #"{"aps":{}}"#, pushType: "voip")
+        #expect(harness.notifications.committedBatches.map { $0.map(\.status) }
+            == [[.accepted, .delivering, .deliveredSilent]])
+        #expect(harness.status(id) == .deliveredSilent)
+    }
+
+    /// Pushes that do not go straight to the device (offline, batched low priority, background) are
+    /// committed as `accepted` alone first, as before.
+    @Test func queuedPushesCommitTheirAcceptanceAlone() throws {
+        let offline = DeliveryHarness(online: false)
+        offline.push()
+        #expect(offline.notifications.committedBatches.first?.map(\.status) == [.accepted])
+        let batched = DeliveryHarness(configure: { $0.lowPriorityDelayMilliseconds = 500 })
+        batched.push(priority: 5)
+        #expect(batched.notifications.committedBatches.first?.map(\.status) == [.accepted])
+        let background = DeliveryHarness()
+        background.backgroundPush()
+        #expect(background.notifications.committedBatches.first?.map(\.status) == [.accepted])
+    }
+
     /// A failed acceptance save is reported to the provider and the push goes no further.
     @Test func failedAcceptanceSaveDropsThePush() throws {
         let harness = DeliveryHarness()
@@ -63,6 +100,11 @@ import Testing
         let (id, completion) = harness.push()
         #expect(completion.failed)
         #expect(harness.record(id) == nil)
+        // Its delivery was in the failed commit too; none of it is retried.
+        harness.clock.advance(byMilliseconds: 5000)
+        #expect(harness.record(id) == nil)
+        #expect(harness.changes.withLock { $0.isEmpty })
+        #expect(harness.notifications.committedEvents.isEmpty)
         let (next, nextCompletion) = harness.push()
         #expect(nextCompletion.succeeded)
         #expect(harness.status(next) == .displayed)

@@ -54,6 +54,9 @@ final class FakeNotificationRepository: NotificationRepository {
     /// Every committed version of every record, in commit order.
     var committedVersions: [NotificationRecord] { state.withLock { $0.committedBatches.flatMap { $0 } } }
 
+    /// Every committed batch (one per save call), in commit order.
+    var committedBatches: [[NotificationRecord]] { state.withLock { $0.committedBatches } }
+
     /// Every event saved with the records, in commit order.
     var committedEvents: [EventDraft] { state.withLock { $0.events } }
 

@@ -53,6 +53,22 @@ final class RecordingRunner: ServiceExtensionRunner {
         #expect(record.timeline.map(\.step) == ["accepted", "delivering", "extension-running", "displayed"])
     }
 
+    /// The extension never starts before the push's acceptance has committed (the push could still be refused).
+    @Test func extensionWaitsForTheAcceptanceCommit() throws {
+        let runner = RecordingRunner(outcome: .processed, content: DisplayedContent(body: "plain"))
+        let harness = DeliveryHarness(appRecords: [Self.app], runner: runner)
+        harness.notifications.isHoldingSaves = true
+        let (id, completion) = harness.push(payload: Self.mutable)
+        #expect(runner.calls == 0)
+        #expect(completion.callCount == 0)
+        harness.notifications.isHoldingSaves = false
+        harness.notifications.completeHeldSaves()
+        #expect(completion.succeeded)
+        #expect(runner.calls == 1)
+        #expect(harness.status(id) == .displayed)
+        #expect(harness.notifications.committedBatches.first?.map(\.status) == [.accepted])
+    }
+
     /// Without `mutable-content`, without an extension configured, or without a runner, content is shown directly.
     @Test func nonQualifyingPushesAreShownDirectly() throws {
         let runner = RecordingRunner(outcome: .processed, content: DisplayedContent(body: "x"))

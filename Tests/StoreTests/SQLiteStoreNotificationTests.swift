@@ -56,6 +56,42 @@ import Testing
             == ["second", "first"])
     }
 
+    /// One save with several states of one push writes its last state at the place of its first, and
+    /// a state change leaves the row's indexed identity (device, topic, receipt time) as it was.
+    @Test func savesTheLastStateOfEachPush() async throws {
+        let accepted = sampleRecord(apnsID: "a")
+        var delivering = accepted
+        delivering.status = .delivering
+        var displayed = delivering
+        displayed.status = .displayed
+        let other = sampleRecord(apnsID: "b")
+        #expect(SQLiteStore.lastStates(of: [accepted, other, delivering, displayed]).map(\.status)
+            == [.displayed, .accepted])
+        try await store.save([accepted, other, delivering, displayed])
+        #expect(try store.notification(apnsID: "a") == displayed)
+        #expect(try store.count(matching: NotificationFilter(status: .displayed)) == 1)
+        #expect(try store.count(matching: NotificationFilter(deviceToken: accepted.deviceToken, status: .displayed)) == 1)
+        #expect(try store.notifications(matching: NotificationFilter(), limit: 10, offset: 0).map(\.apnsID) == ["b", "a"])
+    }
+
+    /// A new push that reuses an apns-id (another device, topic and time) replaces the row entirely,
+    /// indexed columns included.
+    @Test func reusedAPNsIDReplacesEveryColumn() async throws {
+        let first = sampleRecord(apnsID: "same")
+        try await store.save([first])
+        var second = sampleRecord(apnsID: "same")
+        second.deviceToken = String(repeating: "cd", count: 32)
+        second.topic = "com.example.other"
+        second.bundleID = "com.example.other"
+        second.receivedAt = first.receivedAt + 1000
+        try await store.save([second])
+        #expect(try store.notification(apnsID: "same") == second)
+        #expect(try store.count(matching: NotificationFilter(deviceToken: first.deviceToken)) == 0)
+        #expect(try store.count(matching: NotificationFilter(deviceToken: second.deviceToken)) == 1)
+        #expect(try store.count(matching: NotificationFilter(topic: "com.example.other")) == 1)
+        #expect(try store.count(matching: NotificationFilter()) == 1)
+    }
+
     /// Filters combine with AND; results are newest first and page with limit/offset; count agrees.
     @Test func filtersPagesAndCounts() async throws {
         let tokenA = String(repeating: "aa", count: 32)

@@ -78,14 +78,21 @@ public final class DeliveryEngine: Sendable {
     /// A push the provider endpoint accepted: status `accepted` plus a timeline entry, saved durably;
     /// `completion` runs after the commit (the provider answers 200 only then) or with the save's error
     /// (the push is then dropped). Delivery then proceeds on its own.
+    ///
+    /// A push that goes straight to an online device and runs no service extension is delivered before
+    /// that commit and committed with it (see ``DeviceQueue/accept(_:traits:sequence:completion:deliverAtOnce:device:at:)``):
+    /// observers still see `accepted` first, and nothing before the commit.
     public func accept(
         _ record: NotificationRecord, completion: @escaping @Sendable (Result<Void, any Error>) -> Void
     ) {
         let slot = slot(for: record.deviceToken)
         let traits = PushTraits(record: record, maxStorageMilliseconds: configuration.maxStorageMilliseconds)
         let number = nextSequence()
+        let device = try? devices.device(token: record.deviceToken)
+        let deliverAtOnce = !runsExtension(record, traits: traits)
         let actions = step(slot) { queue, now in
-            queue.accept(record, traits: traits, sequence: number, completion: completion, at: now)
+            queue.accept(record, traits: traits, sequence: number, completion: completion,
+                         deliverAtOnce: deliverAtOnce, device: device, at: now)
         }
         perform(actions, on: slot)
     }
@@ -260,6 +267,19 @@ public final class DeliveryEngine: Sendable {
             case .present(let presentation):
                 present(presentation, on: slot)
             }
+        }
+    }
+
+    /// Whether showing `record` would run the app's service extension (an alert with `mutable-content`
+    /// for an app that has one, and a runner). A push that might is never delivered before its
+    /// acceptance commits: its extension must not start for a push that could still be refused.
+    private func runsExtension(_ record: NotificationRecord, traits: PushTraits) -> Bool {
+        guard extensionRunner != nil, let payload = traits.payload, payload.isMutableContent, payload.hasAlert
+        else { return false }
+        do {
+            return try devices.app(bundleID: record.bundleID)?.serviceExtensionJSON != nil
+        } catch {
+            return true
         }
     }
 

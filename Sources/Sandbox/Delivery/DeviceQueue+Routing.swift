@@ -48,6 +48,17 @@ extension DeviceQueue {
         return deliver(sequence, device: device, at: now)
     }
 
+    /// Whether ``route(_:device:at:isFirstAttempt:)`` would deliver a new push at once: the device is
+    /// online, the push is neither expired nor for an uninstalled app, not batched (low priority with a
+    /// delay) and not a background push (whose hourly budget decides).
+    func goesStraightToDevice(
+        _ traits: PushTraits, bundleID: String, device: DeviceRecord?, at now: DeliveryInstant
+    ) -> Bool {
+        isOnline && traits.kind != .background && traits.expiryReason(at: now.wall) == nil
+            && !(traits.isLowPriority && settings.lowPriorityDelayMilliseconds > 0)
+            && !isUninstalled(bundleID, device: device, at: now)
+    }
+
     /// `delivering`; background and system pushes go on to `delivered-silent`, alert pushes are presented.
     mutating func deliver(_ sequence: UInt64, device: DeviceRecord?, at now: DeliveryInstant) -> [Action] {
         guard var entry = entries[sequence] else { return [] }
@@ -105,7 +116,7 @@ extension DeviceQueue {
             detail: DeliveryRules.batched(priority: entry.record.priority,
                                           delay: settings.lowPriorityDelayMilliseconds)))
         entries[sequence] = entry
-        pendingSaves.append(PendingSave(record: entry.record))
+        pendingSaves.append(PendingSave(record: entry.record, sequence: sequence))
         deferred.append(sequence)
         if deferredDue == nil { deferredDue = now.wall + settings.lowPriorityDelayMilliseconds }
     }
@@ -155,7 +166,7 @@ extension DeviceQueue {
         entry.record.status = status
         entry.record.timeline.append(TimelineEntry(step: status.rawValue, at: now.wall, monotonic: now.monotonic,
                                                    detail: detail))
-        pendingSaves.append(PendingSave(record: entry.record, announces: true))
+        pendingSaves.append(PendingSave(record: entry.record, sequence: sequence, announces: true))
         if status.isFinal {
             entries[sequence] = nil
         } else {
@@ -206,15 +217,18 @@ extension DeviceQueue {
                 actions += route(sequence, device: device, at: now, isFirstAttempt: true)
             }
         case .failure(let error):
+            // Pushes whose acceptance failed are dropped, with any saves of their delivery.
+            let dropped = Set(batch.compactMap(\.acceptedSequence))
             var retry: [PendingSave] = []
             for item in batch {
                 if let completion = item.completion { report.completions.append((completion, .failure(error))) }
-                if let sequence = item.acceptedSequence {
-                    entries[sequence] = nil
+                if dropped.contains(item.sequence) {
+                    entries[item.sequence] = nil
                 } else {
                     retry.append(item)
                 }
             }
+            pendingSaves.removeAll { dropped.contains($0.sequence) }
             if !retry.isEmpty {
                 pendingSaves = retry + pendingSaves
                 saveRetryAt = now.wall + settings.saveRetryMilliseconds

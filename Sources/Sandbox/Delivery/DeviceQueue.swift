@@ -92,6 +92,8 @@ struct DeviceQueue {
 
     struct PendingSave {
         var record: NotificationRecord
+        /// The push this save belongs to.
+        var sequence: UInt64
         var completion: Completion?
         /// Set on an acceptance save: the push to route once it commits.
         var acceptedSequence: UInt64?
@@ -123,17 +125,31 @@ struct DeviceQueue {
     // MARK: - Events
 
     /// A push the provider endpoint accepted: `accepted`, saved; routed once that save commits.
+    ///
+    /// With `deliverAtOnce` (the shell's promise that showing this push runs no service extension) a
+    /// push that would go straight to the device (online, not batched, not a background push, not
+    /// expired, app installed) is delivered now instead: `delivering` (and `displayed` once the shell
+    /// reports the content, or `delivered-silent`) join the acceptance in the same commit, so the push
+    /// costs one commit, not three. Nothing of it is visible before that commit, and if the commit
+    /// fails the push is dropped with all its saves, as if it had never been delivered.
     mutating func accept(
         _ record: NotificationRecord, traits: PushTraits, sequence: UInt64, completion: @escaping Completion,
-        at now: DeliveryInstant
+        deliverAtOnce: Bool = false, device: DeviceRecord? = nil, at now: DeliveryInstant
     ) -> [Action] {
         var record = record
         record.status = .accepted
         record.timeline.append(TimelineEntry(step: NotificationStatus.accepted.rawValue, at: now.wall,
                                              monotonic: now.monotonic))
         entries[sequence] = Entry(record: record, traits: traits, place: .committing)
-        pendingSaves.append(PendingSave(record: record, completion: completion, acceptedSequence: sequence, announces: true))
-        return takeSave()
+        pendingSaves.append(PendingSave(
+            record: record, sequence: sequence, completion: completion, acceptedSequence: sequence, announces: true))
+        guard deliverAtOnce, goesStraightToDevice(traits, bundleID: record.bundleID, device: device, at: now) else {
+            return takeSave()
+        }
+        let actions = deliver(sequence, device: device, at: now)
+        // An alert's `displayed` comes with ``presented(_:outcome:content:notes:detail:at:)``, which
+        // hands out the save; a silent push is already final.
+        return actions.isEmpty ? takeSave() : actions
     }
 
     /// The device went online or offline. Online delivers what APNs stored (oldest first) and what the
@@ -245,7 +261,7 @@ struct DeviceQueue {
                 } else if isUninstalled(record.bundleID, device: device, at: now) {
                     finish(sequence, .discarded, detail: DeliveryRules.appUninstalled, at: now)
                 } else {
-                    pendingSaves.append(PendingSave(record: record))
+                    pendingSaves.append(PendingSave(record: record, sequence: sequence))
                     if wasHeld {
                         hold(sequence, at: now, transition: false)
                     } else {
