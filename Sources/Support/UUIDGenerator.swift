@@ -1,7 +1,8 @@
 // APNs Sandbox — fast random UUIDs (apns-id) and canonical-UUID checks.
 import Glibc
 
-/// Random version-4 UUIDs as lowercase canonical strings, fast enough for the push hot path.
+/// Random (version 4) and time-ordered (version 7) UUIDs as lowercase canonical strings, fast enough
+/// for the push hot path.
 ///
 /// Foundation's `UUID()` opens `/dev/urandom` and formats through `NSString` on Linux, which
 /// costs more than the rest of a push. Here each thread keeps a xoshiro256** generator seeded
@@ -14,6 +15,18 @@ public enum UUIDGenerator {
         var low = state.next()
         high = (high & ~0xF000) | 0x4000  // version 4
         low = (low & ~(0xC000_0000_0000_0000)) | 0x8000_0000_0000_0000  // RFC 4122 variant
+        return format(high: high, low: low)
+    }
+
+    /// A new time-ordered (version 7, RFC 9562) UUID: the first 48 bits are `unixMilliseconds`, the
+    /// rest random. Ids made later sort after earlier ones (within one millisecond in random order), so
+    /// a B-tree index over them grows at its right edge instead of touching a random page per insert.
+    public static func makeTimeOrdered(unixMilliseconds: Int64) -> String {
+        let state = ThreadRandom.current
+        let milliseconds = UInt64(clamping: max(0, unixMilliseconds)) & 0xFFFF_FFFF_FFFF
+        let high = (milliseconds << 16) | 0x7000 | (state.next() & 0x0FFF)  // version 7, 12 random bits
+        var low = state.next()
+        low = (low & ~(0xC000_0000_0000_0000)) | 0x8000_0000_0000_0000  // RFC 9562 variant
         return format(high: high, low: low)
     }
 

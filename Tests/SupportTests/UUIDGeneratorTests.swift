@@ -1,4 +1,5 @@
 // APNs Sandbox — apns-id generation and validation.
+import Foundation
 import Support
 import Testing
 
@@ -13,6 +14,28 @@ import Testing
             let bytes = Array(id.utf8)
             #expect(bytes[14] == UInt8(ascii: "4"))
             #expect([UInt8(ascii: "8"), UInt8(ascii: "9"), UInt8(ascii: "a"), UInt8(ascii: "b")].contains(bytes[19]))
+            seen.insert(id)
+        }
+        #expect(seen.count == 10_000)
+    }
+
+    /// Time-ordered ids are canonical version-7 UUIDs that carry their millisecond, sort by it, and do not repeat.
+    @Test func generatesTimeOrderedVersion7IDs() {
+        let start: Int64 = 1_764_460_800_000  // 2025-11-30T00:00:00Z
+        var seen = Set<String>()
+        var previous = ""
+        for step in 0..<10_000 {
+            let milliseconds = start + Int64(step / 10)
+            let id = UUIDGenerator.makeTimeOrdered(unixMilliseconds: milliseconds)
+            #expect(UUIDGenerator.isCanonical(id))
+            #expect(id == id.lowercased())
+            let bytes = Array(id.utf8)
+            #expect(bytes[14] == UInt8(ascii: "7"))
+            #expect([UInt8(ascii: "8"), UInt8(ascii: "9"), UInt8(ascii: "a"), UInt8(ascii: "b")].contains(bytes[19]))
+            let hex = id.replacingOccurrences(of: "-", with: "")
+            #expect(Int64(hex.prefix(12), radix: 16) == milliseconds)
+            if step % 10 == 0 { #expect(id > previous) }  // a later millisecond sorts after every earlier id
+            previous = max(previous, id)
             seen.insert(id)
         }
         #expect(seen.count == 10_000)
