@@ -240,18 +240,24 @@ public final class DeliveryEngine: Sendable {
         perform(actions, on: slot)
     }
 
+    /// A batch of the device committed (or failed). The next batch goes to the store at once, before
+    /// this one's completions and change notifications run, so the store's writer does not wait for
+    /// them; the notifications still go out in commit order (``DeviceSlot/emit(_:_:)``).
     private func saveCompleted(_ slot: DeviceSlot, result: Result<Void, any Error>) {
         let device = try? devices.device(token: slot.token)
         var report = DeviceQueue.SaveReport()
+        var next: [DeviceQueue.Action] = []
         let actions = step(slot) { queue, now in
             let (saved, actions) = queue.saveCompleted(result, device: device, at: now)
             report = saved
+            next = queue.saveEmitted()
             return actions
         }
-        for (completion, outcome) in report.completions { completion(outcome) }
-        for record in report.committed { onChange(record) }
+        slot.emit(report, then: { perform(next, on: slot) }) { report in
+            for (completion, outcome) in report.completions { completion(outcome) }
+            for record in report.committed { onChange(record) }
+        }
         perform(actions, on: slot)
-        perform(step(slot) { queue, _ in queue.saveEmitted() }, on: slot)
     }
 
     // MARK: - Actions
@@ -341,13 +347,47 @@ private final class DeviceSlot: Sendable {
         var timerGeneration: UInt64 = 0
     }
 
+    /// Committed batches whose completions and change notifications have not run yet, in commit order.
+    struct Emissions {
+        var reports: [DeviceQueue.SaveReport] = []
+        var isDraining = false
+    }
+
     let token: String
     let state: Mutex<State>
     /// Serialises read-modify-write of the device record; taken before `state`, never inside it.
     let deviceWrites = Mutex(())
+    let emissions = Mutex(Emissions())
 
     init(token: String, queue: DeviceQueue) {
         self.token = token
         self.state = Mutex(State(queue: queue))
+    }
+
+    /// Queues `report` (the batch that just committed), runs `handOut` (which gives the next batch to the
+    /// store), then runs `body` for every queued report in order, unless another thread is already doing
+    /// so. The next batch's completion can only arrive after `handOut`, so it always queues behind
+    /// `report`: notifications follow commit order even when it arrives while `body` still runs (on
+    /// another thread, or re-entrantly when the store completes synchronously).
+    func emit(
+        _ report: DeviceQueue.SaveReport, then handOut: () -> Void, _ body: (DeviceQueue.SaveReport) -> Void
+    ) {
+        let drains = emissions.withLock { emissions -> Bool in
+            emissions.reports.append(report)
+            guard !emissions.isDraining else { return false }
+            emissions.isDraining = true
+            return true
+        }
+        handOut()
+        guard drains else { return }
+        while let next = emissions.withLock({ emissions -> DeviceQueue.SaveReport? in
+            guard !emissions.reports.isEmpty else {
+                emissions.isDraining = false
+                return nil
+            }
+            return emissions.reports.removeFirst()
+        }) {
+            body(next)
+        }
     }
 }

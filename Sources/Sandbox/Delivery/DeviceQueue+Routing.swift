@@ -199,7 +199,7 @@ extension DeviceQueue {
     }
 
     /// The batch in flight committed (or failed). Committed acceptances are routed now; the next batch
-    /// waits for ``saveEmitted()``, so that change notifications go out in order.
+    /// waits for ``saveEmitted()``.
     mutating func saveCompleted(
         _ result: Result<Void, any Error>, device: DeviceRecord?, at now: DeliveryInstant
     ) -> (SaveReport, [Action]) {
@@ -237,7 +237,8 @@ extension DeviceQueue {
         return (report, actions)
     }
 
-    /// The shell has announced the last committed batch: the next one may go.
+    /// The shell has taken the last batch's report (completions and change notifications to send in
+    /// commit order): the next batch may go.
     mutating func saveEmitted() -> [Action] {
         inFlight = nil
         return takeSave()

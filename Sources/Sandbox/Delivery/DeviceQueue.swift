@@ -24,9 +24,9 @@ struct DeliveryInstant: Sendable, Equatable {
 ///
 /// ### Saves
 /// Records are saved in the order their transitions happened, at most one batch in flight per device: the
-/// next batch is handed out only after the previous one committed *and* its change notifications were
-/// sent (``saveCompleted(_:device:at:)`` then ``saveEmitted()``), so the store and observers see every
-/// device's records in order. A failed batch is retried after ``Settings/saveRetryMilliseconds``, except
+/// next batch is handed out only after the previous one committed (``saveCompleted(_:device:at:)`` then
+/// ``saveEmitted()``), so the store sees every device's records in order; the shell sends change
+/// notifications in commit order. A failed batch is retried after ``Settings/saveRetryMilliseconds``, except
 /// the acceptance saves in it: those pushes were never accepted (the provider gets the error) and are
 /// dropped.
 ///
