@@ -8,7 +8,8 @@
 // its notification row (the writer's INSERT … ON CONFLICT statement) and the events that followed it,
 // in transactions of PER_TX pushes, with prepared statements and nothing else: no HTTP, no parsing,
 // no delivery, no Swift. Prints "pushes rows seconds pushes_per_second". A server that stores every
-// push as the sandbox does cannot accept pushes faster than this.
+// push as the sandbox does cannot accept pushes faster than this. (It replays the rows SOURCE holds
+// now: records pruned by retention are not replayed, so run it on a store that kept every push.)
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,15 @@
 static void fail(sqlite3 *db, const char *what) {
     fprintf(stderr, "store-ceiling: %s: %s\n", what, db ? sqlite3_errmsg(db) : "?");
     exit(1);
+}
+
+static void *allocate(void *old, size_t size) {
+    void *memory = realloc(old, size ? size : 1);
+    if (!memory) {
+        fprintf(stderr, "store-ceiling: out of memory\n");
+        exit(1);
+    }
+    return memory;
 }
 
 static void exec(sqlite3 *db, const char *sql) {
@@ -42,9 +52,9 @@ typedef struct {
 static Row *load(sqlite3 *db, const char *sql, int columns, size_t *count) {
     sqlite3_stmt *statement = prepare(db, sql);
     size_t capacity = 1024, n = 0;
-    Row *rows = malloc(capacity * sizeof(Row));
+    Row *rows = allocate(NULL, capacity * sizeof(Row));
     while (sqlite3_step(statement) == SQLITE_ROW) {
-        if (n == capacity) rows = realloc(rows, (capacity *= 2) * sizeof(Row));
+        if (n == capacity) rows = allocate(rows, (capacity *= 2) * sizeof(Row));
         Row *row = &rows[n++];
         row->columns = columns;
         for (int i = 0; i < columns; i++) {
@@ -56,7 +66,7 @@ static Row *load(sqlite3 *db, const char *sql, int columns, size_t *count) {
                 const void *data = row->types[i] == SQLITE_TEXT ? (const void *)sqlite3_column_text(statement, i)
                                                                 : sqlite3_column_blob(statement, i);
                 row->lengths[i] = sqlite3_column_bytes(statement, i);
-                row->bytes[i] = malloc(row->lengths[i] + 1);
+                row->bytes[i] = allocate(NULL, (size_t)row->lengths[i] + 1);
                 if (row->lengths[i] > 0) memcpy(row->bytes[i], data, row->lengths[i]);
             }
         }
@@ -98,11 +108,21 @@ int main(int argc, char **argv) {
         "FROM notifications ORDER BY seq", 8, &pushCount);
     Row *events = load(source, "SELECT type, time, device_token, topic, data FROM events ORDER BY id", 5, &eventCount);
 
+    if (strcmp(argv[2], ":memory:") != 0) {
+        // A fresh file every time: the schema is created, not reused.
+        const char *suffixes[] = {"", "-wal", "-shm"};
+        for (int i = 0; i < 3; i++) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s%s", argv[2], suffixes[i]);
+            remove(path);
+        }
+    }
     if (sqlite3_open(argv[2], &target) != SQLITE_OK) fail(target, argv[2]);
     exec(target, "PRAGMA journal_mode = WAL");
     char pragma[64];
     snprintf(pragma, sizeof pragma, "PRAGMA synchronous = %s", synchronous);
     exec(target, pragma);
+    exec(target, "PRAGMA foreign_keys = ON");
     exec(target, "PRAGMA cache_size = -16384");
     sqlite3_stmt *schema = prepare(source,
         "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY rowid");

@@ -56,6 +56,43 @@ import Testing
     }
 }
 
+extension DeliveryConcurrencyTests {
+    /// Many threads pushing to one device (each push delivered in its acceptance commit, the device's
+    /// next batch handed to the store before the previous one's notifications run): observers get the
+    /// device's changes exactly in commit order.
+    @Test func oneDeviceAnnouncesChangesInCommitOrder() throws {
+        let threads = 8
+        let perThread = 200
+        let total = threads * perThread
+        let notifications = FakeNotificationRepository(completionQueue: DispatchQueue(label: "fake-store-writer"))
+        let finished = DispatchSemaphore(value: 0)
+        let log = ChangeLog()
+        let clock = SystemClock()
+        let engine = DeliveryEngine(
+            clock: clock, notifications: notifications, devices: FakeDeviceRepository(),
+            onChange: { record in
+                log.append(record)
+                if record.status.isFinal { finished.signal() }
+            })
+        let token = String(repeating: "c", count: 64)
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            for index in 0..<perThread {
+                let record = NotificationRecord(
+                    apnsID: "t\(thread)-\(index)", deviceToken: token, bundleID: "com.example.a",
+                    topic: "com.example.a", payload: #"{"aps":{"alert":"n"}}"#, receivedAt: clock.nowMilliseconds)
+                engine.accept(record) { _ in }
+            }
+        }
+        for _ in 0..<total {
+            #expect(finished.wait(timeout: .now() + 10) == .success)
+        }
+        let announced = log.withLock { $0.map { "\($0.apnsID) \($0.status.rawValue)" } }
+        let committed = notifications.committedVersions.map { "\($0.apnsID) \($0.status.rawValue)" }
+        #expect(announced.count == 3 * total)
+        #expect(announced == committed)
+    }
+}
+
 private func format0x(_ value: Int) -> Character {
     Array("0123456789abcdef")[value & 15]
 }

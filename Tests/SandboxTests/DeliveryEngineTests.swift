@@ -93,6 +93,26 @@ import Testing
         #expect(background.notifications.committedBatches.first?.map(\.status) == [.accepted])
     }
 
+    /// A push accepted while an earlier one still waits for its acceptance commit is not delivered at
+    /// once: it would overtake the earlier one. Both are shown in acceptance order.
+    @Test func noPushOvertakesAnAcceptanceAwaitingItsCommit() throws {
+        let harness = DeliveryHarness(online: false)
+        harness.notifications.isHoldingSaves = true
+        let (first, _) = harness.push()
+        try harness.engine.setOnline(true, token: DeliveryHarness.token)
+        let (second, _) = harness.push()
+        harness.notifications.isHoldingSaves = false
+        harness.notifications.completeHeldSaves()
+        #expect(harness.status(first) == .displayed)
+        #expect(harness.status(second) == .displayed)
+        let displayed = harness.changes.withLock { $0.filter { $0.status == .displayed }.map(\.apnsID) }
+        #expect(displayed == [first, second])
+        // Once nothing waits, pushes go straight through again.
+        let (third, _) = harness.push()
+        #expect(harness.notifications.committedBatches.last?.map(\.status) == [.accepted, .delivering, .displayed])
+        #expect(harness.status(third) == .displayed)
+    }
+
     /// A failed acceptance save is reported to the provider and the push goes no further.
     @Test func failedAcceptanceSaveDropsThePush() throws {
         let harness = DeliveryHarness()

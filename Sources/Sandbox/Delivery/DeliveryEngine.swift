@@ -242,22 +242,27 @@ public final class DeliveryEngine: Sendable {
 
     /// A batch of the device committed (or failed). The next batch goes to the store at once, before
     /// this one's completions and change notifications run, so the store's writer does not wait for
-    /// them; the notifications still go out in commit order (``DeviceSlot/emit(_:_:)``).
+    /// them; the notifications still go out in commit order (``DeviceSlot/Emissions``).
     private func saveCompleted(_ slot: DeviceSlot, result: Result<Void, any Error>) {
         let device = try? devices.device(token: slot.token)
-        var report = DeviceQueue.SaveReport()
-        var next: [DeviceQueue.Action] = []
+        var drains = false
         let actions = step(slot) { queue, now in
-            let (saved, actions) = queue.saveCompleted(result, device: device, at: now)
-            report = saved
-            next = queue.saveEmitted()
+            let (report, actions) = queue.saveCompleted(result, device: device, at: now)
+            // Queued before the device is free for its next batch, so no later batch (handed out
+            // below or by another thread right after) can report before this one.
+            drains = slot.emissions.withLock { $0.enqueue(report) }
             return actions
         }
-        slot.emit(report, then: { perform(next, on: slot) }) { report in
-            for (completion, outcome) in report.completions { completion(outcome) }
-            for record in report.committed { onChange(record) }
-        }
+        // Routed acceptances are presented first, so that their `displayed` joins the next batch ahead
+        // of anything accepted later (display order is acceptance order).
         perform(actions, on: slot)
+        perform(step(slot) { queue, _ in queue.saveEmitted() }, on: slot)
+        if drains {
+            slot.drainEmissions { report in
+                for (completion, outcome) in report.completions { completion(outcome) }
+                for record in report.committed { onChange(record) }
+            }
+        }
     }
 
     // MARK: - Actions
@@ -297,7 +302,7 @@ public final class DeliveryEngine: Sendable {
             for: record, payload: presentation.traits.payload, locale: presentation.device?.locale ?? "en_US",
             strings: app?.strings ?? [:])
         let sequence = presentation.sequence
-        guard let runner = extensionRunner, let app, app.serviceExtensionJSON != nil,
+        guard !presentation.isDirect, let runner = extensionRunner, let app, app.serviceExtensionJSON != nil,
             let payload = presentation.traits.payload, payload.isMutableContent, payload.hasAlert
         else {
             perform(step(slot) { queue, now in
@@ -348,9 +353,23 @@ private final class DeviceSlot: Sendable {
     }
 
     /// Committed batches whose completions and change notifications have not run yet, in commit order.
+    ///
+    /// A report is queued under the device's `state` lock before the device is freed for its next batch
+    /// (so it is always ahead of any later batch's report); whoever finds nobody draining
+    /// drains, running the reports in order with no lock held (the emissions lock is only ever taken
+    /// inside `state` or alone, never the other way round). A synchronous store that completes the next
+    /// batch re-entrantly while the first report is being drained just queues behind it.
     struct Emissions {
         var reports: [DeviceQueue.SaveReport] = []
         var isDraining = false
+
+        /// Queues `report`; true when the caller must drain (nobody else is).
+        mutating func enqueue(_ report: DeviceQueue.SaveReport) -> Bool {
+            reports.append(report)
+            guard !isDraining else { return false }
+            isDraining = true
+            return true
+        }
     }
 
     let token: String
@@ -364,22 +383,8 @@ private final class DeviceSlot: Sendable {
         self.state = Mutex(State(queue: queue))
     }
 
-    /// Queues `report` (the batch that just committed), runs `handOut` (which gives the next batch to the
-    /// store), then runs `body` for every queued report in order, unless another thread is already doing
-    /// so. The next batch's completion can only arrive after `handOut`, so it always queues behind
-    /// `report`: notifications follow commit order even when it arrives while `body` still runs (on
-    /// another thread, or re-entrantly when the store completes synchronously).
-    func emit(
-        _ report: DeviceQueue.SaveReport, then handOut: () -> Void, _ body: (DeviceQueue.SaveReport) -> Void
-    ) {
-        let drains = emissions.withLock { emissions -> Bool in
-            emissions.reports.append(report)
-            guard !emissions.isDraining else { return false }
-            emissions.isDraining = true
-            return true
-        }
-        handOut()
-        guard drains else { return }
+    /// Runs `body` for every queued report, in order, until none is left (see ``Emissions``).
+    func drainEmissions(_ body: (DeviceQueue.SaveReport) -> Void) {
         while let next = emissions.withLock({ emissions -> DeviceQueue.SaveReport? in
             guard !emissions.reports.isEmpty else {
                 emissions.isDraining = false

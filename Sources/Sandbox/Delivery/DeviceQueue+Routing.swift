@@ -60,7 +60,9 @@ extension DeviceQueue {
     }
 
     /// `delivering`; background and system pushes go on to `delivered-silent`, alert pushes are presented.
-    mutating func deliver(_ sequence: UInt64, device: DeviceRecord?, at now: DeliveryInstant) -> [Action] {
+    mutating func deliver(
+        _ sequence: UInt64, device: DeviceRecord?, at now: DeliveryInstant, direct: Bool = false
+    ) -> [Action] {
         guard var entry = entries[sequence] else { return [] }
         entry.place = .presenting
         entry.fallback = nil
@@ -71,7 +73,8 @@ extension DeviceQueue {
             return []
         }
         guard let record = entries[sequence]?.record else { return [] }
-        return [.present(Presentation(sequence: sequence, record: record, traits: entry.traits, device: device))]
+        return [.present(Presentation(
+            sequence: sequence, record: record, traits: entry.traits, device: device, isDirect: direct))]
     }
 
     /// Puts a push in APNs storage for its app; of two stored pushes of one app the older is discarded.
@@ -214,11 +217,13 @@ extension DeviceQueue {
             }
             for item in batch {
                 guard let sequence = item.acceptedSequence, entries[sequence]?.place == .committing else { continue }
+                acceptancesAwaitingCommit -= 1
                 actions += route(sequence, device: device, at: now, isFirstAttempt: true)
             }
         case .failure(let error):
             // Pushes whose acceptance failed are dropped, with any saves of their delivery.
             let dropped = Set(batch.compactMap(\.acceptedSequence))
+            acceptancesAwaitingCommit -= dropped.count { entries[$0]?.place == .committing }
             var retry: [PendingSave] = []
             for item in batch {
                 if let completion = item.completion { report.completions.append((completion, .failure(error))) }

@@ -59,6 +59,9 @@ struct DeviceQueue {
         var traits: PushTraits
         /// The device as read for this delivery (nil when the repository does not know it).
         var device: DeviceRecord?
+        /// Shown without the service extension whatever the app says now: the push was delivered
+        /// before its acceptance committed, on the shell's word that no extension would run.
+        var isDirect = false
     }
 
     /// What a committed (or failed) save means for the shell.
@@ -115,6 +118,9 @@ struct DeviceQueue {
     var backgroundDeliveries: [String: [Int64]] = [:]
     var pendingSaves: [PendingSave] = []
     var inFlight: [PendingSave]?
+    /// Accepted pushes waiting for their acceptance to commit before they are routed (place `committing`).
+    /// While there are any, a new push is not delivered at once: it would overtake them.
+    var acceptancesAwaitingCommit = 0
     var saveRetryAt: Int64?
 
     init(settings: Settings, isOnline: Bool) {
@@ -143,10 +149,13 @@ struct DeviceQueue {
         entries[sequence] = Entry(record: record, traits: traits, place: .committing)
         pendingSaves.append(PendingSave(
             record: record, sequence: sequence, completion: completion, acceptedSequence: sequence, announces: true))
-        guard deliverAtOnce, goesStraightToDevice(traits, bundleID: record.bundleID, device: device, at: now) else {
+        guard deliverAtOnce, acceptancesAwaitingCommit == 0,
+            goesStraightToDevice(traits, bundleID: record.bundleID, device: device, at: now)
+        else {
+            acceptancesAwaitingCommit += 1
             return takeSave()
         }
-        let actions = deliver(sequence, device: device, at: now)
+        let actions = deliver(sequence, device: device, at: now, direct: true)
         // An alert's `displayed` comes with ``presented(_:outcome:content:notes:detail:at:)``, which
         // hands out the save; a silent push is already final.
         return actions.isEmpty ? takeSave() : actions
