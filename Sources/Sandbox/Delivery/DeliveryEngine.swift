@@ -270,8 +270,7 @@ public final class DeliveryEngine: Sendable {
     private func perform(_ actions: [DeviceQueue.Action], on slot: DeviceSlot) {
         for action in actions {
             switch action {
-            case .save(let records, let announcing):
-                let events = announcing.compactMap(NotificationEvents.draft(for:))
+            case .save(let records, let events):
                 notifications.save(records, events: events) { [self] result in
                     hop { self.saveCompleted(slot, result: result) }
                 }

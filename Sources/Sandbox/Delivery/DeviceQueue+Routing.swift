@@ -169,7 +169,8 @@ extension DeviceQueue {
         entry.record.status = status
         entry.record.timeline.append(TimelineEntry(step: status.rawValue, at: now.wall, monotonic: now.monotonic,
                                                    detail: detail))
-        pendingSaves.append(PendingSave(record: entry.record, sequence: sequence, announces: true))
+        pendingSaves.append(PendingSave(
+            record: entry.record, sequence: sequence, event: NotificationEvents.draft(for: entry.record)))
         if status.isFinal {
             entries[sequence] = nil
         } else {
@@ -198,7 +199,7 @@ extension DeviceQueue {
         let batch = pendingSaves
         pendingSaves = []
         inFlight = batch
-        return [.save(batch.map(\.record), announcing: batch.filter(\.announces).map(\.record))]
+        return [.save(batch.map(\.record), events: batch.compactMap(\.event))]
     }
 
     /// The batch in flight committed (or failed). Committed acceptances are routed now; the next batch

@@ -45,9 +45,9 @@ struct DeviceQueue {
 
     /// Work for the shell.
     enum Action: Sendable {
-        /// Save these records (in order) and report with ``saveCompleted(_:device:at:)``; `announcing`
-        /// holds those whose save is a status change (their events go into the same commit).
-        case save([NotificationRecord], announcing: [NotificationRecord])
+        /// Save these records (in order) and report with ``saveCompleted(_:device:at:)``; `events` are the
+        /// status changes among them (they go into the same commit).
+        case save([NotificationRecord], events: [EventDraft])
         /// Build the content of an alert push and show it (directly or through the extension).
         case present(Presentation)
     }
@@ -100,8 +100,9 @@ struct DeviceQueue {
         var completion: Completion?
         /// Set on an acceptance save: the push to route once it commits.
         var acceptedSequence: UInt64?
-        /// Whether the save is a status change that announces an event (not a re-save of the same status).
-        var announces = false
+        /// The event a status change announces (nil for a re-save of the same status), built when the
+        /// change happens, on the thread that made it, so handing out a batch costs the store no JSON.
+        var event: EventDraft?
     }
 
     let settings: Settings
@@ -148,7 +149,8 @@ struct DeviceQueue {
                                              monotonic: now.monotonic))
         entries[sequence] = Entry(record: record, traits: traits, place: .committing)
         pendingSaves.append(PendingSave(
-            record: record, sequence: sequence, completion: completion, acceptedSequence: sequence, announces: true))
+            record: record, sequence: sequence, completion: completion, acceptedSequence: sequence,
+            event: NotificationEvents.draft(for: record)))
         guard deliverAtOnce, acceptancesAwaitingCommit == 0,
             goesStraightToDevice(traits, bundleID: record.bundleID, device: device, at: now)
         else {
