@@ -118,6 +118,12 @@ struct JSONReader {
     }
 
     private mutating func skipArray() throws {
+        try readArray { reader in try reader.skipValue() }
+    }
+
+    /// Reads an array, calling `element` for each item; the callback must consume exactly one value.
+    /// - Throws: ``Failure`` when the next value is not a valid array, or `element` throws.
+    mutating func readArray(_ element: (inout JSONReader) throws -> Void) throws {
         try enter(UInt8(ascii: "["))
         skipWhitespace()
         if consume(UInt8(ascii: "]")) {
@@ -125,11 +131,73 @@ struct JSONReader {
             return
         }
         repeat {
-            try skipValue()
+            try element(&self)
             skipWhitespace()
         } while consume(UInt8(ascii: ","))
         guard consume(UInt8(ascii: "]")) else { throw Failure() }
         depth -= 1
+    }
+
+    // MARK: - Trees
+
+    /// Reads the next value whole: objects with their members in order (duplicates kept), numbers as written.
+    /// - Throws: ``Failure`` when the next value is not valid JSON.
+    mutating func readTree() throws -> JSON {
+        skipWhitespace()
+        guard index < bytes.count else { throw Failure() }
+        switch bytes[index] {
+        case UInt8(ascii: "{"):
+            var members: [(String, JSON)] = []
+            try readObject { reader, key in members.append((key, try reader.readTree())) }
+            return .object(members)
+        case UInt8(ascii: "["):
+            var items: [JSON] = []
+            try readArray { reader in items.append(try reader.readTree()) }
+            return .array(items)
+        case UInt8(ascii: "\""):
+            guard case .string(let text) = try readString(keep: true) else { throw Failure() }
+            return .string(text)
+        case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
+            guard case .bool(let value) = try readValue(keep: false) else { return .null }
+            return .bool(value)
+        default:
+            let start = index
+            _ = try readNumber()
+            return .number(String(decoding: bytes[start..<index], as: UTF8.self))
+        }
+    }
+
+    /// The members of the root object with their `"key":value` text as received (see ``JSON/rootMembers(of:)``).
+    mutating func readRootMembers() throws -> [JSON.RootMember] {
+        try enter(UInt8(ascii: "{"))
+        var members: [JSON.RootMember] = []
+        skipWhitespace()
+        if !consume(UInt8(ascii: "}")) {
+            repeat {
+                skipWhitespace()
+                let keyStart = index
+                guard case .string(let key) = try readString(keep: true) else { throw Failure() }
+                let keyEnd = index
+                skipWhitespace()
+                guard consume(UInt8(ascii: ":")) else { throw Failure() }
+                skipWhitespace()
+                let valueStart = index
+                let value = try readTree()
+                let text = String(decoding: bytes[keyStart..<keyEnd], as: UTF8.self) + ":"
+                    + String(decoding: bytes[valueStart..<index], as: UTF8.self)
+                members.append(JSON.RootMember(key: key, value: value, text: text))
+                skipWhitespace()
+            } while consume(UInt8(ascii: ","))
+            guard consume(UInt8(ascii: "}")) else { throw Failure() }
+        }
+        depth -= 1
+        return members
+    }
+
+    /// Checks that nothing but white space follows.
+    mutating func readEnd() throws {
+        skipWhitespace()
+        guard index == bytes.count else { throw Failure() }
     }
 
     /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`

@@ -1,4 +1,5 @@
 // APNs Sandbox — the builtin steps that only transform content: decrypt, localize, rewrite.
+import APNsProtocol
 import Crypto
 import Foundation
 import Sandbox

@@ -1,4 +1,5 @@
 // APNs Sandbox — the steps a builtin service extension runs.
+import APNsProtocol
 
 /// One step of a builtin extension (issue #5, "Extension kinds").
 ///

@@ -1,4 +1,5 @@
 // APNs Sandbox — an exec extension: one process per notification speaking docs/extension-protocol.md.
+import APNsProtocol
 import Dispatch
 import Glibc
 import Sandbox

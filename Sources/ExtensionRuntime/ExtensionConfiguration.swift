@@ -1,4 +1,5 @@
 // APNs Sandbox — an app's service extension settings, parsed from `AppRecord.serviceExtensionJSON`.
+import APNsProtocol
 
 /// How an app's notification service extension runs (issue #5, `docs/extension-protocol.md`).
 ///

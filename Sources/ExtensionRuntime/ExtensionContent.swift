@@ -1,4 +1,5 @@
 // APNs Sandbox — UNNotificationContent as it travels between the runtime and an extension.
+import APNsProtocol
 import Sandbox
 
 /// The content an extension receives and hands back (`UNMutableNotificationContent`'s editable properties).

@@ -1,4 +1,5 @@
 // APNs Sandbox — the notification service extension runtime: one fresh instance per notification.
+import APNsProtocol
 import Dispatch
 import Glibc
 import Sandbox

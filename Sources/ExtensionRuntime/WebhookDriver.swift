@@ -1,4 +1,5 @@
 // APNs Sandbox — a webhook extension: the request is POSTed, the response body is the content.
+import APNsProtocol
 import Sandbox
 import Synchronization
 

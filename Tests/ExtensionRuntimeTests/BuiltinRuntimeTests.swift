@@ -1,4 +1,5 @@
 // APNs Sandbox — builtin extensions: steps, budget, grace and every simulated behaviour.
+import APNsProtocol
 import Crypto
 import Foundation
 import Sandbox

@@ -1,4 +1,5 @@
 // APNs Sandbox — exec extensions: real processes speaking docs/extension-protocol.md.
+import APNsProtocol
 import Foundation
 import Glibc
 import Sandbox

@@ -1,4 +1,5 @@
 // APNs Sandbox — the runtime's ordered JSON, content conversions and media sniffing.
+import APNsProtocol
 import Sandbox
 import Testing
 

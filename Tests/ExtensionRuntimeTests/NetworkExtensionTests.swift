@@ -1,4 +1,5 @@
 // APNs Sandbox — attach-media downloads and webhook extensions against a local HTTP server.
+import APNsProtocol
 import Foundation
 import Sandbox
 import Testing

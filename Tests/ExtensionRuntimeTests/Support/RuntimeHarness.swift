@@ -1,4 +1,5 @@
 // APNs Sandbox — running extension instances in tests: pushes, results, fixtures, temporary data.
+import APNsProtocol
 import Crypto
 import Dispatch
 import Foundation

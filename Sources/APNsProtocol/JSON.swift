@@ -1,0 +1,203 @@
+// APNs Sandbox — the one JSON tree: members in order, numbers as written (payloads, extensions, API bodies).
+
+/// A JSON value that keeps object members in order and numbers as written.
+///
+/// `JSONSerialization` loses member order and rewrites numbers; a payload travels through the sandbox
+/// (provider → store → extension → displayed content → API), so what nobody changed must come out as it
+/// went in. Parsing is ``JSONReader``'s: strict RFC 8259 over UTF-8 with nesting bounded by ``maxDepth``.
+public enum JSON: Sendable, Equatable {
+    case object([(String, JSON)])
+    case array([JSON])
+    case string(String)
+    /// A number and its text as written (or as produced by ``number(_:)``).
+    case number(String)
+    case bool(Bool)
+    case null
+
+    public static let maxDepth = JSONReader.maxDepth
+
+    public static func == (lhs: JSON, rhs: JSON) -> Bool {
+        switch (lhs, rhs) {
+        case (.object(let a), .object(let b)):
+            a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        case (.array(let a), .array(let b)): a == b
+        case (.string(let a), .string(let b)): a == b
+        case (.number(let a), .number(let b)): a == b || (Double(a) != nil && Double(a) == Double(b))
+        case (.bool(let a), .bool(let b)): a == b
+        case (.null, .null): true
+        default: false
+        }
+    }
+
+    /// A number value from an integer.
+    public static func number(_ value: Int) -> JSON { .number(String(value)) }
+
+    /// A number value from a double (integral values without a fraction).
+    public static func number(_ value: Double) -> JSON {
+        if value.isFinite, value == value.rounded(), abs(value) < 1e15 { return .number(String(Int64(value))) }
+        return .number(value.isFinite ? String(value) : "0")
+    }
+
+    // MARK: Access
+
+    /// The value of the last member named `key` (later duplicates win, as in `JSONSerialization`).
+    public subscript(key: String) -> JSON? {
+        guard case .object(let members) = self else { return nil }
+        return members.last(where: { $0.0 == key })?.1
+    }
+
+    public var members: [(String, JSON)]? {
+        if case .object(let members) = self { members } else { nil }
+    }
+
+    public var string: String? {
+        if case .string(let text) = self { text } else { nil }
+    }
+
+    public var double: Double? {
+        if case .number(let text) = self { Double(text) } else { nil }
+    }
+
+    /// An integral number that fits `Int`.
+    public var int: Int? {
+        guard case .number(let text) = self else { return nil }
+        if let exact = Int(text) { return exact }
+        guard let value = Double(text), value == value.rounded(), abs(value) < 9e15 else { return nil }
+        return Int(value)
+    }
+
+    public var bool: Bool? {
+        if case .bool(let value) = self { value } else { nil }
+    }
+
+    /// Strings as they are, numbers and Booleans as their text; nil for containers and null.
+    public var text: String? {
+        switch self {
+        case .string(let text): text
+        case .number(let text): text
+        case .bool(let value): value ? "true" : "false"
+        default: nil
+        }
+    }
+
+    /// Sets (replacing every member of that name) or appends `key`; no-op on non-objects.
+    public mutating func set(_ key: String, _ value: JSON?) {
+        guard case .object(var members) = self else { return }
+        if let value {
+            if let index = members.firstIndex(where: { $0.0 == key }) {
+                members[index].1 = value
+                members = members.enumerated().filter { $0.offset <= index || $0.element.0 != key }.map(\.element)
+            } else {
+                members.append((key, value))
+            }
+        } else {
+            members.removeAll { $0.0 == key }
+        }
+        self = .object(members)
+    }
+
+    /// Strings, numbers and Booleans of an array as text (see ``text``); nil when this is not an array.
+    public var texts: [String]? {
+        guard case .array(let items) = self else { return nil }
+        return items.compactMap(\.text)
+    }
+
+    // MARK: Parsing
+
+    /// The input is not valid JSON.
+    public struct ParseError: Error, CustomStringConvertible {
+        public var description: String { "invalid JSON" }
+    }
+
+    /// Parses a whole document (any value at the root).
+    public static func parse(_ text: String) throws -> JSON { try parse(Array(text.utf8)) }
+
+    /// Parses a whole document (any value at the root) from UTF-8 bytes.
+    public static func parse(_ bytes: [UInt8]) throws -> JSON {
+        do {
+            var reader = JSONReader(bytes)
+            let value = try reader.readTree()
+            try reader.readEnd()
+            return value
+        } catch {
+            throw ParseError()
+        }
+    }
+
+    /// A member of a document's root object with the text it had.
+    public struct RootMember: Sendable {
+        public var key: String
+        public var value: JSON
+        /// `"key":value` exactly as received (white space around the colon dropped).
+        public var text: String
+    }
+
+    /// The members of a document whose root must be an object, in order, duplicates included.
+    public static func rootMembers(of bytes: [UInt8]) throws -> [RootMember] {
+        do {
+            var reader = JSONReader(bytes)
+            let members = try reader.readRootMembers()
+            try reader.readEnd()
+            return members
+        } catch {
+            throw ParseError()
+        }
+    }
+
+    // MARK: Serialization
+
+    /// Compact JSON text (no white space), members in order, non-ASCII as UTF-8.
+    public var serialized: String {
+        var output = ""
+        write(to: &output)
+        return output
+    }
+
+    private func write(to output: inout String) {
+        switch self {
+        case .object(let members):
+            output += "{"
+            for (position, member) in members.enumerated() {
+                if position > 0 { output += "," }
+                Self.writeString(member.0, to: &output)
+                output += ":"
+                member.1.write(to: &output)
+            }
+            output += "}"
+        case .array(let items):
+            output += "["
+            for (position, item) in items.enumerated() {
+                if position > 0 { output += "," }
+                item.write(to: &output)
+            }
+            output += "]"
+        case .string(let text): Self.writeString(text, to: &output)
+        case .number(let text): output += text
+        case .bool(let value): output += value ? "true" : "false"
+        case .null: output += "null"
+        }
+    }
+
+    private static func writeString(_ text: String, to output: inout String) {
+        output += "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": output += "\\\""
+            case "\\": output += "\\\\"
+            case "\n": output += "\\n"
+            case "\r": output += "\\r"
+            case "\t": output += "\\t"
+            case "\u{2028}": output += "\\u2028"
+            case "\u{2029}": output += "\\u2029"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    output.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        output += "\""
+    }
+}
