@@ -1,39 +1,9 @@
-// APNs Sandbox — the runtime's ordered JSON, content conversions and media sniffing.
+// APNs Sandbox — the runtime's content conversions and media sniffing.
 import APNsProtocol
 import Sandbox
 import Testing
 
 @testable import ExtensionRuntime
-
-@Suite struct JSONTests {
-    /// Member order, number text and escapes survive a parse and serialize round trip.
-    @Test func roundTripKeepsOrderAndNumbers() throws {
-        let text = #"{"z":1.50,"a":[true,false,null,-0.0,1e3],"s":"q\"\\\n\u00e9\ud83d\ude00","o":{}}"#
-        let value = try JSON.parse(text)
-        #expect(value.members?.map(\.0) == ["z", "a", "s", "o"])
-        #expect(value["s"]?.string == "q\"\\\né😀")
-        #expect(value.serialized == #"{"z":1.50,"a":[true,false,null,-0.0,1e3],"s":"q\"\\\né😀","o":{}}"#)
-        #expect(try JSON.parse(value.serialized) == value)
-    }
-
-    /// Invalid documents are rejected.
-    @Test func rejectsInvalidJSON() {
-        for text in ["", "{", "{\"a\":}", "[1,]", "01", "\"\u{01}\"", "{\"a\":1}x", "nul", "\"\\ud800\"",
-                     String(repeating: "[", count: 100) + String(repeating: "]", count: 100)] {
-            #expect(throws: JSON.ParseError.self, "\(text)") { try JSON.parse(text) }
-        }
-    }
-
-    /// `set` replaces the first member of a name and drops its duplicates; nil removes.
-    @Test func setReplacesAndRemoves() throws {
-        var value = try JSON.parse(#"{"a":1,"b":2,"a":3}"#)
-        value.set("a", .string("x"))
-        #expect(value.serialized == #"{"a":"x","b":2}"#)
-        value.set("b", nil)
-        value.set("c", .null)
-        #expect(value.serialized == #"{"a":"x","c":null}"#)
-    }
-}
 
 @Suite struct ExtensionContentTests {
     /// Unchanged userInfo keeps the original's exact text; changed userInfo is re-serialized without `aps`.

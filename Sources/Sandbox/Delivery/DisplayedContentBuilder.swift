@@ -22,10 +22,10 @@ enum DisplayedContentBuilder {
 
         func text(_ field: String, keyField: String, argsField: String, plain: String?) -> String? {
             if let key = alert?[keyField]?.string {
-                return localizer.localize(key: key, arguments: alert?[argsField]?.stringArray ?? [], locale: locale)
+                return localizer.localize(key: key, arguments: alert?[argsField]?.texts ?? [], locale: locale)
             }
             if let object = alert?[field], let key = object["loc-key"]?.string {
-                return localizer.localize(key: key, arguments: object["loc-args"]?.stringArray ?? [], locale: locale)
+                return localizer.localize(key: key, arguments: object["loc-args"]?.texts ?? [], locale: locale)
             }
             return plain
         }
@@ -43,7 +43,7 @@ enum DisplayedContentBuilder {
         content.category = payload?.category
         content.interruptionLevel = payload?.interruptionLevel
         content.targetContentID = aps?["target-content-id"]?.string
-        content.relevanceScore = aps?["relevance-score"]?.number
+        content.relevanceScore = aps?["relevance-score"]?.double
         content.userInfoJSON = document?.userInfoJSON
         return content
     }
