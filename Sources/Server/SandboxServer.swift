@@ -184,9 +184,7 @@ public final class SandboxServer: Sendable {
         }
         // Apps declared with strings or an extension: the configuration is the source of truth for them.
         for app in configuration.apps {
-            let extensionJSON = try app.serviceExtension.map { value in
-                try String(decoding: JSONEncoder().encode(value), as: UTF8.self)
-            }
+            let extensionJSON = app.serviceExtension?.serialized
             if let extensionJSON {
                 do {
                     try ExtensionConfiguration.validate(json: extensionJSON)

@@ -1,5 +1,6 @@
 // APNs Sandbox — the ordered JSON tree: parsing (through JSONReader), access, editing and serialization.
 import APNsProtocol
+import Foundation
 import Testing
 
 @Suite struct JSONTests {
@@ -47,5 +48,28 @@ import Testing
         value.set("b", nil)
         value.set("c", .null)
         #expect(value.serialized == #"{"a":"x","c":null}"#)
+    }
+}
+
+@Suite struct JSONCodableTests {
+    /// Inside Codable types: decoded objects are sorted by key, arrays and scalars kept; encoding writes
+    /// members in order (the last of duplicates), whole numbers as integers.
+    @Test func decodesAndEncodesThroughFoundation() throws {
+        struct Box: Codable { var value: JSON }
+        let decoded = try JSONDecoder().decode(
+            Box.self, from: Data(#"{"value":{"b":[1,2.5,"x",true,null],"a":{"z":-3}}}"#.utf8))
+        #expect(decoded.value.members?.map(\.0) == ["a", "b"])
+        #expect(decoded.value["b"] == .array([.number(1), .number(2.5), .string("x"), .bool(true), .null]))
+        #expect(decoded.value["a"]?["z"]?.int == -3)
+
+        let written = try JSON.parse(#"{"k":1,"n":1.0,"d":2.5,"k":2,"big":12345678901234567}"#)
+        let data = try JSONEncoder().encode(Box(value: written))
+        let reread = try #require(try JSONSerialization.jsonObject(with: data) as? [String: [String: Any]])
+        let object = try #require(reread["value"])
+        #expect(object["k"] as? Int == 2)
+        #expect(object["n"] as? Int == 1)
+        #expect(object["d"] as? Double == 2.5)
+        #expect(object["big"] as? Int == 12345678901234567)
+        #expect(object.count == 4)
     }
 }

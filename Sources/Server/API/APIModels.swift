@@ -61,13 +61,13 @@ struct AppDTO: Codable, Sendable {
     var bundleId: String
     var teamId: String
     var strings: [String: [String: String]]
-    var serviceExtension: JSONValue?
+    var serviceExtension: JSON?
 
     init(_ record: AppRecord) {
         bundleId = record.bundleID
         teamId = record.teamID
         strings = record.strings
-        serviceExtension = record.serviceExtensionJSON.flatMap(JSONValue.parse)
+        serviceExtension = record.serviceExtensionJSON.flatMap { try? JSON.parse($0) }
     }
 }
 
@@ -77,7 +77,7 @@ struct AppRequest: Codable, Sendable {
     var teamId: String?
     var strings: [String: [String: String]]?
     /// `.null` when the body says `"serviceExtension": null` (remove it); nil when the key is absent.
-    var serviceExtension: JSONValue?
+    var serviceExtension: JSON?
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -85,7 +85,7 @@ struct AppRequest: Codable, Sendable {
         teamId = try c.decodeIfPresent(String.self, forKey: .teamId)
         strings = try c.decodeIfPresent([String: [String: String]].self, forKey: .strings)
         if c.contains(.serviceExtension) {
-            serviceExtension = try c.decodeNil(forKey: .serviceExtension) ? .null : try c.decode(JSONValue.self, forKey: .serviceExtension)
+            serviceExtension = try c.decodeNil(forKey: .serviceExtension) ? .null : try c.decode(JSON.self, forKey: .serviceExtension)
         }
     }
 }
@@ -114,7 +114,7 @@ struct NotificationDTO: Codable, Sendable {
     var collapseId: String?
     var environment: String
     var headers: [Header]
-    var payload: JSONValue?
+    var payload: JSON?
     var authentication: String
     var jwt: Claims?
     var connectionId: UInt64
@@ -142,7 +142,7 @@ struct NotificationDTO: Codable, Sendable {
             let value = pair[0] == "authorization" ? "bearer <redacted>" : pair[1]
             return Header(name: pair[0], value: value)
         }
-        payload = JSONValue.parse(record.payload)
+        payload = try? JSON.parse(record.payload)
         authentication = record.authentication
         jwt = record.teamID == nil && record.keyID == nil ? nil
             : Claims(teamId: record.teamID, keyId: record.keyID, issuedAt: record.issuedAt)
@@ -167,7 +167,7 @@ struct DisplayedContentDTO: Codable, Sendable {
     var interruptionLevel: String?
     var targetContentId: String?
     var relevanceScore: Double?
-    var userInfo: JSONValue?
+    var userInfo: JSON?
     var attachments: [Attachment]
 
     init(_ content: DisplayedContent) {
@@ -181,7 +181,7 @@ struct DisplayedContentDTO: Codable, Sendable {
         interruptionLevel = content.interruptionLevel
         targetContentId = content.targetContentID
         relevanceScore = content.relevanceScore
-        userInfo = content.userInfoJSON.flatMap(JSONValue.parse)
+        userInfo = content.userInfoJSON.flatMap { try? JSON.parse($0) }
         attachments = content.attachments
     }
 }

@@ -272,18 +272,9 @@ enum APIBody {
         return keys
     }
 
-    static func jsonText(_ value: JSONValue) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        guard let data = try? encoder.encode(value) else {
-            throw APIError(status: 422, code: "invalid_json", message: "Value cannot be encoded")
-        }
-        return String(decoding: data, as: UTF8.self)
-    }
-
     /// A service extension configuration the runtime accepts (422 naming the bad key otherwise).
-    static func serviceExtensionText(_ value: JSONValue) throws -> String {
-        let text = try jsonText(value)
+    static func serviceExtensionText(_ value: JSON) throws -> String {
+        let text = value.serialized
         do {
             try ExtensionConfiguration.validate(json: text)
         } catch {

@@ -1,4 +1,5 @@
 // APNs Sandbox — configuration of the APNs provider endpoint: behaviour, teams, keys, apps, devices.
+import APNsProtocol
 
 /// How the provider endpoint behaves where Apple leaves room (or tests need a knob).
 public struct APNsSettings: Codable, Sendable, Equatable {
@@ -136,9 +137,9 @@ public struct AppConfiguration: Codable, Sendable, Equatable {
     /// `Localizable.strings` per language: `{"en": {"KEY": "Hello %@"}, "fr": {…}}`.
     public var strings: [String: [String: String]] = [:]
     /// The service extension configuration (the extension runtime defines it), as given.
-    public var serviceExtension: JSONValue?
+    public var serviceExtension: JSON?
 
-    public init(bundleID: String, teamID: String, strings: [String: [String: String]] = [:], serviceExtension: JSONValue? = nil) {
+    public init(bundleID: String, teamID: String, strings: [String: [String: String]] = [:], serviceExtension: JSON? = nil) {
         self.bundleID = bundleID
         self.teamID = teamID
         self.strings = strings
@@ -150,6 +151,6 @@ public struct AppConfiguration: Codable, Sendable, Equatable {
         bundleID = try c.decode(String.self, forKey: .bundleID)
         teamID = try c.decode(String.self, forKey: .teamID)
         strings = try c.decodeIfPresent([String: [String: String]].self, forKey: .strings) ?? [:]
-        serviceExtension = try c.decodeIfPresent(JSONValue.self, forKey: .serviceExtension)
+        serviceExtension = try c.decodeIfPresent(JSON.self, forKey: .serviceExtension)
     }
 }

@@ -1,4 +1,5 @@
 // APNs Sandbox — `/api/v1/webhooks`: subscriptions, their delivery log, replay and test messages.
+import APNsProtocol
 import Foundation
 import HTTP
 import Sandbox
@@ -211,7 +212,7 @@ struct WebhookDeliveryDTO: Codable, Sendable {
     var nextAttemptAt: Int64?
     var createdAt: Int64
     var updatedAt: Int64
-    var payload: JSONValue?
+    var payload: JSON?
 
     init(_ delivery: WebhookDelivery) {
         id = delivery.id
@@ -225,7 +226,7 @@ struct WebhookDeliveryDTO: Codable, Sendable {
         nextAttemptAt = delivery.status == .pending ? delivery.nextAttemptAt : nil
         createdAt = delivery.createdAt
         updatedAt = delivery.updatedAt
-        payload = JSONValue.parse(String(decoding: delivery.payload, as: UTF8.self))
+        payload = try? JSON.parse(delivery.payload)
     }
 }
 
