@@ -148,56 +148,38 @@ public enum JSON: Sendable, Equatable {
 
     /// Compact JSON text (no white space), members in order, non-ASCII as UTF-8.
     public var serialized: String {
-        var output = ""
+        String(decoding: serializedBytes, as: UTF8.self)
+    }
+
+    /// ``serialized`` as UTF-8 bytes.
+    public var serializedBytes: [UInt8] {
+        var output: [UInt8] = []
         write(to: &output)
         return output
     }
 
-    private func write(to output: inout String) {
+    private func write(to output: inout [UInt8]) {
         switch self {
         case .object(let members):
-            output += "{"
+            output.append(UInt8(ascii: "{"))
             for (position, member) in members.enumerated() {
-                if position > 0 { output += "," }
-                Self.writeString(member.0, to: &output)
-                output += ":"
+                if position > 0 { output.append(UInt8(ascii: ",")) }
+                JSONWriter.appendString(member.0, to: &output)
+                output.append(UInt8(ascii: ":"))
                 member.1.write(to: &output)
             }
-            output += "}"
+            output.append(UInt8(ascii: "}"))
         case .array(let items):
-            output += "["
+            output.append(UInt8(ascii: "["))
             for (position, item) in items.enumerated() {
-                if position > 0 { output += "," }
+                if position > 0 { output.append(UInt8(ascii: ",")) }
                 item.write(to: &output)
             }
-            output += "]"
-        case .string(let text): Self.writeString(text, to: &output)
-        case .number(let text): output += text
-        case .bool(let value): output += value ? "true" : "false"
-        case .null: output += "null"
+            output.append(UInt8(ascii: "]"))
+        case .string(let text): JSONWriter.appendString(text, to: &output)
+        case .number(let text): output.append(contentsOf: text.utf8)
+        case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
+        case .null: output.append(contentsOf: "null".utf8)
         }
-    }
-
-    private static func writeString(_ text: String, to output: inout String) {
-        output += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case "\u{2028}": output += "\\u2028"
-            case "\u{2029}": output += "\\u2029"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    output.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        output += "\""
     }
 }
