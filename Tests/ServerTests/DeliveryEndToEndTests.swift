@@ -24,6 +24,24 @@ import Testing
         return try #require(try JSONSerialization.jsonObject(with: output.stdout) as? [String: Any], "not JSON: \(output)")
     }
 
+    /// Provider tokens are credentials: the record keeps its headers with the token redacted, and the
+    /// token is nowhere in the database files.
+    @Test func providerTokenIsNotStored() async throws {
+        try await withServer { server in
+            let (status, apnsID) = try await push(server, device: deviceToken, payload: #"{"aps":{"alert":"x"}}"#)
+            #expect(status == 200)
+            let record = try await getJSON("\(server.httpBase)/api/v1/notifications/\(apnsID)?wait=5")
+            let headers = try #require(record["headers"] as? [[String: Any]])
+            #expect(headers.contains { $0["name"] as? String == "authorization" && $0["value"] as? String == "bearer <redacted>" })
+            let token = Data(server.providerToken.utf8)
+            for file in ["sandbox.sqlite", "sandbox.sqlite-wal"] {
+                let bytes = try Data(contentsOf: URL(fileURLWithPath: server.dataDirectory + "/" + file))
+                #expect(!bytes.isEmpty || file.hasSuffix("-wal"))
+                #expect(bytes.range(of: token) == nil, "\(file) holds the provider token")
+            }
+        }
+    }
+
     /// A push answered 200 is readable at once; `wait` returns it displayed, with content and timeline.
     @Test func pushIsDisplayedWithTimeline() async throws {
         try await withServer { server in

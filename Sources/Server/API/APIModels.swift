@@ -139,7 +139,8 @@ struct NotificationDTO: Codable, Sendable {
         headers = record.headers.compactMap { pair in
             guard pair.count == 2 else { return nil }
             // The provider token is a credential: show that it was there, not what it was.
-            let value = pair[0] == "authorization" ? "bearer <redacted>" : pair[1]
+            // Records stored before tokens were redacted at acceptance still hold them.
+            let value = pair[0] == "authorization" ? ProviderEndpoint.redactedAuthorization : pair[1]
             return Header(name: pair[0], value: value)
         }
         payload = try? JSON.parse(record.payload)

@@ -521,7 +521,7 @@ enum OpenAPIDocument {
               "bundleId": { "type": "string" }, "topic": { "type": "string" }, "pushType": { "type": "string" },
               "priority": { "type": "integer" }, "expiration": { "type": "integer" }, "collapseId": { "type": "string" },
               "environment": { "type": "string", "enum": ["development", "production"] },
-              "headers": { "type": "array", "items": { "type": "object", "required": ["name", "value"], "properties": { "name": { "type": "string" }, "value": { "type": "string" } } } },
+              "headers": { "type": "array", "description": "The request's headers as received, except `authorization`, whose provider token is never stored (`bearer <redacted>`; see `jwt`).", "items": { "type": "object", "required": ["name", "value"], "properties": { "name": { "type": "string" }, "value": { "type": "string" } } } },
               "payload": {},
               "authentication": { "type": "string" },
               "jwt": { "type": "object", "properties": { "teamId": { "type": "string" }, "keyId": { "type": "string" }, "issuedAt": { "type": "integer" } } },

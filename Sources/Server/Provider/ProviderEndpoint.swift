@@ -179,6 +179,10 @@ final class ProviderEndpoint: Sendable {
         return (HTTPResponse(status: 200, headers: responseHeaders), notification)
     }
 
+    /// What the store keeps of an `authorization` header: provider tokens are credentials (valid for an
+    /// hour) and are not written to disk; the record keeps the token's team, key and issue time instead.
+    static let redactedAuthorization = "bearer <redacted>"
+
     /// The durable notification of an accepted push.
     static func notification(from record: PushRecord, bundleID: String, topic: String) -> NotificationRecord {
         var teamID: String?
@@ -200,7 +204,8 @@ final class ProviderEndpoint: Sendable {
             apnsID: record.apnsID, uniqueID: record.uniqueID, deviceToken: record.deviceToken, bundleID: bundleID,
             topic: topic, pushType: record.pushType?.rawValue, priority: record.priority, expiration: record.expiration,
             collapseID: record.collapseID, environment: record.environment,
-            headers: record.headers.map { [$0.name, $0.value] }, payload: String(decoding: record.payload, as: UTF8.self),
+            headers: record.headers.map { [$0.name, $0.name == "authorization" ? Self.redactedAuthorization : $0.value] },
+            payload: String(decoding: record.payload, as: UTF8.self),
             authentication: authentication, teamID: teamID, keyID: keyID, issuedAt: issuedAt,
             connectionID: record.connectionID, receivedAt: record.receivedAt)
     }
