@@ -26,8 +26,8 @@ let package = Package(
         .target(name: "CLibShims", dependencies: ["COpenSSL", "CZlib", "CSQLite3", "CNGHTTP2"]),
 
         .target(name: "Support", swiftSettings: strict),
-        .target(name: "APNsProtocol", swiftSettings: strict),
-        .target(name: "Sandbox", dependencies: ["APNsProtocol"], swiftSettings: strict),
+        .target(name: "APNsProtocol", dependencies: ["Support"], swiftSettings: strict),
+        .target(name: "Sandbox", dependencies: ["APNsProtocol", "Support"], swiftSettings: strict),
         .target(name: "Transport", dependencies: ["Support", "CLinuxSystem", "COpenSSL", "CLibShims"], swiftSettings: strict),
         .target(name: "HTTP", dependencies: ["Support", "Transport", "CNGHTTP2", "CZlib", "CLibShims"], swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["Support", "COpenSSL", "CLibShims"], swiftSettings: strict),

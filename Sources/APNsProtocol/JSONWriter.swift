@@ -1,4 +1,5 @@
 // APNs Sandbox — a small, fast JSON object writer for bodies built on hot paths (events).
+import Support
 
 /// Appends one JSON object to a byte buffer, member by member, without building a tree.
 ///
@@ -93,48 +94,8 @@ public struct JSONWriter: Sendable {
         bytes.append(UInt8(ascii: ":"))
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
     /// Appends `value` as a quoted, escaped JSON string.
     public static func appendString(_ value: String, to bytes: inout [UInt8]) {
-        bytes.append(UInt8(ascii: "\""))
-        // Most strings (ids, tokens, topics, plain text) need no escape: one copy instead of a byte loop.
-        let copied = value.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
-            guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
-                return false
-            }
-            bytes.append(contentsOf: utf8)
-            return true
-        }
-        if copied == true {
-            bytes.append(UInt8(ascii: "\""))
-            return
-        }
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""):
-                bytes.append(UInt8(ascii: "\\"))
-                bytes.append(byte)
-            case UInt8(ascii: "\\"):
-                bytes.append(UInt8(ascii: "\\"))
-                bytes.append(byte)
-            case 0x0A:
-                bytes.append(UInt8(ascii: "\\"))
-                bytes.append(UInt8(ascii: "n"))
-            case 0x0D:
-                bytes.append(UInt8(ascii: "\\"))
-                bytes.append(UInt8(ascii: "r"))
-            case 0x09:
-                bytes.append(UInt8(ascii: "\\"))
-                bytes.append(UInt8(ascii: "t"))
-            case 0..<0x20:
-                bytes.append(contentsOf: Array("\\u00".utf8))
-                bytes.append(hexDigits[Int(byte >> 4)])
-                bytes.append(hexDigits[Int(byte & 0x0F)])
-            default:
-                bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
+        JSONString.append(value, to: &bytes)
     }
 }

@@ -1,6 +1,7 @@
 // APNs Sandbox — serializes responses as HTTP/1.1 bytes.
 
 import Glibc
+import Support
 import Synchronization
 
 /// Serializes `HTTPResponse`s onto an HTTP/1.1 connection.
@@ -217,27 +218,13 @@ enum HTTPDate {
         }
     }
 
-    /// Formats a Unix time as an IMF-fixdate (RFC 9110 §5.6.7) with civil-date arithmetic.
+    /// Formats a Unix time as an IMF-fixdate (RFC 9110 §5.6.7).
     static func format(secondsSince1970 seconds: Int) -> String {
-        let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]  // 1970-01-01 was a Thursday
+        let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let secondOfDay = seconds - days * 86_400
-
-        // Howard Hinnant's days_from_civil inverse (http://howardhinnant.github.io/date_algorithms.html).
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-
-        func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let weekday = weekdays[((days % 7) + 7) % 7]
-        return "\(weekday), \(twoDigits(day)) \(months[month - 1]) \(year) "
-            + "\(twoDigits(secondOfDay / 3600)):\(twoDigits(secondOfDay / 60 % 60)):\(twoDigits(secondOfDay % 60)) GMT"
+        let time = UTCDateTime(secondsSince1970: Int64(seconds))
+        let pad = UTCDateTime.padded
+        return "\(weekdays[time.weekday]), \(pad(time.day, 2)) \(months[time.month - 1]) \(time.year) "
+            + "\(pad(time.hour, 2)):\(pad(time.minute, 2)):\(pad(time.second, 2)) GMT"
     }
 }

@@ -1,5 +1,6 @@
 // APNs Sandbox — JSON response helpers.
 import Foundation
+import Support
 
 extension HTTPResponse {
     /// A JSON response from raw UTF-8 bytes.
@@ -20,7 +21,7 @@ extension HTTPResponse {
 
     /// The sandbox's own error shape: `{"error":{"code":…,"message":…}}`.
     public static func jsonError(status: Int, code: String, message: String) -> HTTPResponse {
-        json(status: status, Array("{\"error\":{\"code\":\(jsonString(code)),\"message\":\(jsonString(message))}}".utf8))
+        json(status: status, Array("{\"error\":{\"code\":\(JSONString.quoted(code)),\"message\":\(JSONString.quoted(message))}}".utf8))
     }
 
     /// A plain-text response.
@@ -29,20 +30,3 @@ extension HTTPResponse {
     }
 }
 
-/// Encodes a string as a JSON string literal.
-public func jsonString(_ value: String) -> String {
-    var out = "\""
-    for scalar in value.unicodeScalars {
-        switch scalar {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        case _ where scalar.value < 0x20:
-            out += "\\u" + String(format: "%04x", scalar.value)
-        default: out.unicodeScalars.append(scalar)
-        }
-    }
-    return out + "\""
-}

@@ -1,5 +1,6 @@
 // APNs Sandbox — lifecycle events: what SSE subscribers and webhooks receive.
 import APNsProtocol
+import Support
 
 /// The kinds of event the sandbox publishes (issue #6); the raw value is the wire name.
 public enum SandboxEventType: String, Sendable, CaseIterable, Codable {
@@ -127,23 +128,9 @@ public enum ISOTimestamp {
     public static func string(milliseconds: Int64) -> String {
         let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
         let millis = Int(milliseconds - seconds * 1000)
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let secondOfDay = Int(seconds - days * 86_400)
-        // Howard Hinnant's civil_from_days.
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = Int(dayOfYear - (153 * monthIndex + 2) / 5 + 1)
-        let month = Int(monthIndex < 10 ? monthIndex + 3 : monthIndex - 9)
-        let year = Int(yearOfEra + era * 400 + (month <= 2 ? 1 : 0))
-        func pad(_ value: Int, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):"
-            + "\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(millis, 3))Z"
+        let time = UTCDateTime(secondsSince1970: seconds)
+        let pad = UTCDateTime.padded
+        return "\(pad(time.year, 4))-\(pad(time.month, 2))-\(pad(time.day, 2))T\(pad(time.hour, 2)):"
+            + "\(pad(time.minute, 2)):\(pad(time.second, 2)).\(pad(millis, 3))Z"
     }
 }
