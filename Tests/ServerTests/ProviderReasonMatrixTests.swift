@@ -544,6 +544,13 @@ struct ProviderReasonMatrixTests {
             #expect(voip["topic"] as? String == testTopic + ".voip")
             #expect(voip["bundleId"] as? String == testTopic)
             #expect(voip["pushType"] as? String == "voip")
+            let newest = try await server.pushLog(limit: 2)
+            #expect(newest.pushes.compactMap { $0["apnsId"] as? String } == [ids[4], ids[3]])
+            for bad in ["0", "10001", "x"] {
+                let output = try await curl(["--http1.1", "-w", "\n%{http_code}", "\(server.test.httpBase)/api/v1/pushes?limit=\(bad)"])
+                #expect(output.stdoutText.hasSuffix("\n400"), "limit=\(bad): \(output.stdoutText)")
+                #expect(output.stdoutText.contains("invalid_parameter"))
+            }
         }
     }
 }

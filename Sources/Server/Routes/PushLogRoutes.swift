@@ -29,26 +29,22 @@ enum PushLogRoutes {
 
     static func register(on router: inout Router, pushes: RecentPushes) {
         router.get("/api/v1/pushes") { request, _ in
-            var limit = 100
-            if let query = request.query {
-                for pair in query.split(separator: "&") where pair.hasPrefix("limit=") {
-                    guard let value = Int(pair.dropFirst("limit=".count)), (1...10_000).contains(value) else {
-                        return .response(.jsonError(status: 400, code: "invalid_limit", message: "limit must be 1…10000"))
-                    }
-                    limit = value
-                }
-            }
-            let counts = pushes.counts
-            let entries = pushes.newest(limit).map { record in
-                Entry(
-                    apnsId: record.apnsID, uniqueId: record.uniqueID, deviceToken: record.deviceToken, topic: record.topic,
-                    bundleId: record.bundleID, pushType: record.pushType?.rawValue, priority: record.priority,
-                    environment: record.environment.rawValue, status: record.rejection?.status ?? 200,
-                    reason: record.rejection?.reason.rawValue, authentication: describe(record.authentication),
-                    connectionId: record.connectionID, receivedAt: record.receivedAt, payloadBytes: record.payload.count)
-            }
-            return .response(.json(encoding: Listing(accepted: counts.accepted, rejected: counts.rejected, pushes: entries)))
+            APIResponse.run { try listing(pushes, limit: QueryParameters(request.query).integer("limit", default: 100, in: 1...10_000)) }
         }
+    }
+
+    /// The newest `limit` pushes and the counts.
+    static func listing(_ pushes: RecentPushes, limit: Int) -> HTTPResponse {
+        let counts = pushes.counts
+        let entries = pushes.newest(limit).map { record in
+            Entry(
+                apnsId: record.apnsID, uniqueId: record.uniqueID, deviceToken: record.deviceToken, topic: record.topic,
+                bundleId: record.bundleID, pushType: record.pushType?.rawValue, priority: record.priority,
+                environment: record.environment.rawValue, status: record.rejection?.status ?? 200,
+                reason: record.rejection?.reason.rawValue, authentication: describe(record.authentication),
+                connectionId: record.connectionID, receivedAt: record.receivedAt, payloadBytes: record.payload.count)
+        }
+        return .json(encoding: Listing(accepted: counts.accepted, rejected: counts.rejected, pushes: entries))
     }
 
     static func describe(_ authentication: PushAuthentication) -> String {
