@@ -48,7 +48,7 @@ let package = Package(
         // posix_spawn for the tests' child processes (Foundation's Process.run crashes on 6.3.1 Linux).
         .target(name: "TestProcessSupport", path: "Tests/TestProcessSupport", swiftSettings: strict),
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
-        .testTarget(name: "APNsProtocolTests", dependencies: ["APNsProtocol"], swiftSettings: strict),
+        .testTarget(name: "APNsProtocolTests", dependencies: ["APNsProtocol", "Support"], swiftSettings: strict),
         .testTarget(name: "SandboxTests", dependencies: ["Sandbox", "APNsProtocol"], swiftSettings: strict),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Support"], swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Support"], swiftSettings: strict),

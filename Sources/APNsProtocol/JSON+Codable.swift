@@ -5,7 +5,7 @@
 /// Decoding goes through the decoder's containers, which do not say in which order an object's members
 /// came, so decoded objects have their members sorted by key (the same text every time). Encoding writes
 /// members in order, the last of duplicate keys only, and numbers as integers when they are whole and
-/// below 10^15, else as doubles. To keep a document exactly as written, parse it with ``JSON/parse(_:)-swift.type.method``.
+/// below 10^15, else as doubles; a number beyond a double's range (`1e400`) as its text in a string. To keep a document exactly as written, parse it with ``JSON/parse(_:)-swift.type.method``.
 extension JSON: Codable {
     private struct Key: CodingKey {
         var stringValue: String
@@ -58,9 +58,11 @@ extension JSON: Codable {
             var value = encoder.singleValueContainer()
             if let integer = Int64(text) {
                 try value.encode(integer)
-            } else {
-                let double = Double(text) ?? 0
+            } else if let double = Double(text), double.isFinite {
                 if double == double.rounded(), abs(double) < 1e15 { try value.encode(Int64(double)) } else { try value.encode(double) }
+            } else {
+                // Valid JSON beyond a double's range (`1e400`): its text, as a string, rather than an error.
+                try value.encode(text)
             }
         case .bool(let flag):
             var value = encoder.singleValueContainer()

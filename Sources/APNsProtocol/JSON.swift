@@ -1,4 +1,5 @@
 // APNs Sandbox — the one JSON tree: members in order, numbers as written (payloads, extensions, API bodies).
+import Support
 
 /// A JSON value that keeps object members in order and numbers as written.
 ///
@@ -106,21 +107,27 @@ public enum JSON: Sendable, Equatable {
 
     /// The input is not valid JSON.
     public struct ParseError: Error, CustomStringConvertible {
-        public var description: String { "invalid JSON" }
+        /// Where the reader stopped: the byte offset at which the input stopped being valid.
+        public var offset: Int
+        public var description: String { "invalid JSON at byte \(offset)" }
     }
 
     /// Parses a whole document (any value at the root).
-    public static func parse(_ text: String) throws -> JSON { try parse(Array(text.utf8)) }
+    public static func parse(_ text: String, maxDepth: Int = maxDepth) throws -> JSON {
+        try parse(Array(text.utf8), maxDepth: maxDepth)
+    }
 
-    /// Parses a whole document (any value at the root) from UTF-8 bytes.
-    public static func parse(_ bytes: [UInt8]) throws -> JSON {
+    /// Parses a whole document (any value at the root) from UTF-8 bytes, nested at most `maxDepth`
+    /// levels (client input never gets more than ``maxDepth``; documents the sandbox wrapped around
+    /// client JSON, such as event envelopes, may need a few more).
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = maxDepth) throws -> JSON {
+        var reader = JSONReader(bytes, maxDepth: maxDepth)
         do {
-            var reader = JSONReader(bytes)
             let value = try reader.readTree()
             try reader.readEnd()
             return value
         } catch {
-            throw ParseError()
+            throw ParseError(offset: reader.position)
         }
     }
 
@@ -134,19 +141,21 @@ public enum JSON: Sendable, Equatable {
 
     /// The members of a document whose root must be an object, in order, duplicates included.
     public static func rootMembers(of bytes: [UInt8]) throws -> [RootMember] {
+        var reader = JSONReader(bytes)
         do {
-            var reader = JSONReader(bytes)
             let members = try reader.readRootMembers()
             try reader.readEnd()
             return members
         } catch {
-            throw ParseError()
+            throw ParseError(offset: reader.position)
         }
     }
 
     // MARK: Serialization
 
-    /// Compact JSON text (no white space), members in order, non-ASCII as UTF-8.
+    /// Compact JSON text (no white space), members in order, non-ASCII as UTF-8 except U+2028 and U+2029,
+    /// which are escaped: this text goes to extensions as one line, and some line readers (JavaScript's,
+    /// Python's `splitlines`) break lines there.
     public var serialized: String {
         String(decoding: serializedBytes, as: UTF8.self)
     }
@@ -164,7 +173,7 @@ public enum JSON: Sendable, Equatable {
             output.append(UInt8(ascii: "{"))
             for (position, member) in members.enumerated() {
                 if position > 0 { output.append(UInt8(ascii: ",")) }
-                JSONWriter.appendString(member.0, to: &output)
+                JSONString.append(member.0, to: &output, escapingLineSeparators: true)
                 output.append(UInt8(ascii: ":"))
                 member.1.write(to: &output)
             }
@@ -176,7 +185,7 @@ public enum JSON: Sendable, Equatable {
                 item.write(to: &output)
             }
             output.append(UInt8(ascii: "]"))
-        case .string(let text): JSONWriter.appendString(text, to: &output)
+        case .string(let text): JSONString.append(text, to: &output, escapingLineSeparators: true)
         case .number(let text): output.append(contentsOf: text.utf8)
         case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
         case .null: output.append(contentsOf: "null".utf8)

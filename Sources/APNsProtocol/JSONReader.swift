@@ -36,11 +36,17 @@ struct JSONReader {
     private let bytes: [UInt8]
     private var index = 0
     private var depth = 0
+    private let depthLimit: Int
 
-    /// A reader positioned at the start of `bytes`.
-    init(_ bytes: [UInt8]) {
+    /// A reader positioned at the start of `bytes`, accepting nesting up to `maxDepth` levels
+    /// (more only for text the sandbox wrote itself around client JSON, never for client input).
+    init(_ bytes: [UInt8], maxDepth: Int = JSONReader.maxDepth) {
         self.bytes = bytes
+        self.depthLimit = maxDepth
     }
+
+    /// How far the reader got: the byte offset of the next unread byte (where a failure was found).
+    var position: Int { index }
 
     /// Reads a whole document whose root must be an object, calling `member` for each member.
     /// - Throws: ``Failure`` when the document is not a valid JSON object, or `member` throws.
@@ -385,6 +391,6 @@ struct JSONReader {
         skipWhitespace()
         guard consume(opener) else { throw Failure() }
         depth += 1
-        guard depth <= Self.maxDepth else { throw Failure() }
+        guard depth <= depthLimit else { throw Failure() }
     }
 }

@@ -80,7 +80,7 @@ struct ExtensionContent: Sendable, Equatable {
         targetContentIdentifier = try string("targetContentIdentifier")
         interruptionLevel = try string("interruptionLevel")
         if let value = field("relevanceScore") {
-            guard let number = value.double else { throw ContentError("content.relevanceScore must be a number") }
+            guard let number = value.double, number.isFinite else { throw ContentError("content.relevanceScore must be a number") }
             relevanceScore = number
         }
         if let value = field("userInfo") {

@@ -5,17 +5,30 @@
 public enum JSONString {
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    /// Appends `value` as a quoted, escaped JSON string.
-    public static func append(_ value: String, to bytes: inout [UInt8]) {
+    /// Appends `value` as a quoted, escaped JSON string; with `escapingLineSeparators`, U+2028 and U+2029
+    /// are written as `\u2028` and `\u2029` (for text that line readers split on them).
+    public static func append(_ value: String, to bytes: inout [UInt8], escapingLineSeparators: Bool = false) {
         bytes.append(UInt8(ascii: "\""))
         // Most strings (ids, tokens, topics, plain text) need no escape: one copy instead of a byte loop.
         let copied = value.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
-            guard !utf8.contains(where: needsEscape) else { return false }
+            guard !utf8.contains(where: { needsEscape($0) || (escapingLineSeparators && $0 == 0xE2) }) else { return false }
             bytes.append(contentsOf: utf8)
             return true
         }
         if copied != true {
-            for byte in value.utf8 {
+            let utf8 = Array(value.utf8)
+            var index = 0
+            while index < utf8.count {
+                let byte = utf8[index]
+                index += 1
+                // U+2028 and U+2029 are E2 80 A8 and E2 80 A9.
+                if escapingLineSeparators, byte == 0xE2, index + 1 < utf8.count, utf8[index] == 0x80,
+                    utf8[index + 1] == 0xA8 || utf8[index + 1] == 0xA9
+                {
+                    bytes.append(contentsOf: Array((utf8[index + 1] == 0xA8 ? "\\u2028" : "\\u2029").utf8))
+                    index += 2
+                    continue
+                }
                 switch byte {
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"):
                     bytes.append(UInt8(ascii: "\\"))

@@ -1,6 +1,7 @@
 // APNs Sandbox — the ordered JSON tree: parsing (through JSONReader), access, editing and serialization.
 import APNsProtocol
 import Foundation
+import Support
 import Testing
 
 @Suite struct JSONTests {
@@ -31,6 +32,28 @@ import Testing
         #expect(members[0].value["alert"]?.string == "hi")
         #expect(throws: JSON.ParseError.self) { try JSON.rootMembers(of: Array("[1]".utf8)) }
         #expect(throws: JSON.ParseError.self) { try JSON.rootMembers(of: Array(#"{"a":1} x"#.utf8)) }
+    }
+
+    /// A failure says where the input stopped being valid; a document the sandbox wrapped may nest deeper.
+    @Test func failuresCarryTheirOffsetAndDepthCanBeRaised() throws {
+        do {
+            _ = try JSON.parse(#"{"a":x}"#)
+            Issue.record("parsed")
+        } catch let error as JSON.ParseError {
+            #expect(error.offset == 5)
+            #expect(error.description == "invalid JSON at byte 5")
+        }
+        let deeper = String(repeating: "[", count: JSON.maxDepth + 2) + String(repeating: "]", count: JSON.maxDepth + 2)
+        #expect(throws: JSON.ParseError.self) { try JSON.parse(deeper) }
+        #expect(throws: Never.self) { try JSON.parse(deeper, maxDepth: JSON.maxDepth + 8) }
+    }
+
+    /// Serialized text escapes U+2028 and U+2029 (it travels to extensions as one line); other text is UTF-8.
+    @Test func serializedTextEscapesLineSeparators() throws {
+        let value = JSON.object([("k\u{2029}", .string("a\u{2028}b é \u{2027}"))])
+        #expect(value.serialized == #"{"k\u2029":"a\u2028b é "# + "\u{2027}" + #""}"#)
+        #expect(try JSON.parse(value.serialized) == value)
+        #expect(JSONString.quoted("a\u{2028}b") == "\"a\u{2028}b\"")
     }
 
     /// Nesting up to the reader's limit parses; one level more does not.
@@ -71,5 +94,12 @@ import Testing
         #expect(object["d"] as? Double == 2.5)
         #expect(object["big"] as? Int == 12345678901234567)
         #expect(object.count == 4)
+
+        // Beyond a double's range: the text, as a string, instead of failing the whole response.
+        let huge = try JSON.parse(#"{"n":1e400,"m":-1e400}"#)
+        let hugeData = try JSONEncoder().encode(Box(value: huge))
+        let hugeObject = try #require(try JSONSerialization.jsonObject(with: hugeData) as? [String: [String: Any]])
+        #expect(hugeObject["value"]?["n"] as? String == "1e400")
+        #expect(hugeObject["value"]?["m"] as? String == "-1e400")
     }
 }

@@ -42,6 +42,24 @@ import Testing
         }
     }
 
+    /// A payload number beyond a double's range (valid JSON, accepted by APNs' rules) does not break the
+    /// API: the record reads back with the number's text; a non-finite relevance score counts as absent.
+    @Test func hugeNumbersInPayloadsReadBack() async throws {
+        try await withServer { server in
+            let (status, apnsID) = try await push(
+                server, device: deviceToken, payload: #"{"aps":{"alert":"x","relevance-score":1e400},"n":1e400}"#)
+            #expect(status == 200)
+            let record = try await getJSON("\(server.httpBase)/api/v1/notifications/\(apnsID)?wait=5")
+            let payload = try #require(record["payload"] as? [String: Any])
+            #expect(payload["n"] as? String == "1e400")
+            let displayed = try #require(record["displayed"] as? [String: Any])
+            #expect(displayed["relevanceScore"] == nil)
+            #expect((displayed["userInfo"] as? [String: Any])?["n"] as? String == "1e400")
+            let list = try await getJSON("\(server.httpBase)/api/v1/notifications?device=\(deviceToken)")
+            #expect((list["notifications"] as? [[String: Any]])?.count == 1)
+        }
+    }
+
     /// A push answered 200 is readable at once; `wait` returns it displayed, with content and timeline.
     @Test func pushIsDisplayedWithTimeline() async throws {
         try await withServer { server in

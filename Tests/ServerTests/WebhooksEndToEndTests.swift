@@ -44,6 +44,32 @@ struct WebhooksEndToEndTests {
         }
     }
 
+    /// The delivery log shows the event's payload even when the push's payload uses all the nesting
+    /// APNs' rules allow (the envelope adds levels around it).
+    @Test func deliveryLogShowsDeeplyNestedPayloads() async throws {
+        let deadPort = try RawSocket.freePort()
+        try await withServer(configure: { configuration in
+            configuration.webhooks.retryScheduleMilliseconds = [60_000]
+        }) { server in
+            let created = try await apiRequest("POST", "\(server.httpBase)/api/v1/webhooks",
+                #"{"url":"http://127.0.0.1:\#(deadPort)/hook","events":["push.accepted"]}"#)
+            let webhookID = try #require(created.json?["id"] as? String, "\(String(describing: created.json))")
+            // The root object, "d" and 62 arrays: 64 levels, the most a payload may have.
+            let deep = #"{"aps":{"alert":"x"},"d":"# + String(repeating: "[", count: 62) + String(repeating: "]", count: 62) + "}"
+            let apnsID = try await pushAlert(server, body: deep)
+            #expect(!apnsID.isEmpty)
+            var payload: [String: Any]?
+            for _ in 0..<50 where payload == nil {
+                let log = try await apiRequest("GET", "\(server.httpBase)/api/v1/webhooks/\(webhookID)/deliveries")
+                payload = (log.json?["deliveries"] as? [[String: Any]])?.first?["payload"] as? [String: Any]
+                if payload == nil { try await Task.sleep(nanoseconds: 100_000_000) }
+            }
+            let data = try #require((payload?["data"] as? [String: Any]), "no delivery with a payload")
+            #expect(data["apnsId"] as? String == apnsID)
+            #expect((data["payload"] as? [String: Any])?["d"] is [Any])
+        }
+    }
+
     /// The API validates subscriptions, sends test messages, replays a delivery with the same
     /// `webhook-id`, and deletes; an endpoint that never answers opens its circuit breaker.
     @Test func subscriptionAPITestReplayDeleteAndBreaker() async throws {

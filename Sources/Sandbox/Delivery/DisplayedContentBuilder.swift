@@ -43,7 +43,7 @@ enum DisplayedContentBuilder {
         content.category = payload?.category
         content.interruptionLevel = payload?.interruptionLevel
         content.targetContentID = aps?["target-content-id"]?.string
-        content.relevanceScore = aps?["relevance-score"]?.double
+        content.relevanceScore = aps?["relevance-score"]?.double.flatMap { $0.isFinite ? $0 : nil }
         content.userInfoJSON = document?.userInfoJSON
         return content
     }

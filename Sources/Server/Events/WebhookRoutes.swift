@@ -226,7 +226,8 @@ struct WebhookDeliveryDTO: Codable, Sendable {
         nextAttemptAt = delivery.status == .pending ? delivery.nextAttemptAt : nil
         createdAt = delivery.createdAt
         updatedAt = delivery.updatedAt
-        payload = try? JSON.parse(delivery.payload)
+        // The envelope the sandbox wrote nests the client's payload (up to JSON.maxDepth) a few levels down.
+        payload = try? JSON.parse(delivery.payload, maxDepth: JSON.maxDepth + 8)
     }
 }
 
