@@ -60,6 +60,43 @@ import Testing
         }
     }
 
+    /// Odd but valid payloads (duplicate keys, extreme numbers, escapes, line separators, deep nesting,
+    /// numbers where strings are usual) are answered by APNs' rules, and whatever is accepted reads back
+    /// through every API view as valid JSON, never as a server error.
+    @Test func oddPayloadsReadBackThroughTheAPI() async throws {
+        let deep = #"{"aps":{"alert":"deep"},"d":"# + String(repeating: "[", count: 62) + String(repeating: "]", count: 62) + "}"
+        let payloads = [
+            #"{"aps":{"alert":"a"},"aps":{"alert":"b","badge":2}}"#,
+            #"{"aps":{"alert":{"title":"\ud83d\ude00 \u2028","body":"x\u0000y"}},"k":"\u2029"}"#,
+            #"{"aps":{"alert":"n"},"a":-0,"b":0.1e-400,"c":123456789012345678901234567890,"d":-1e400}"#,
+            #"{"aps":{"alert":{"loc-key":"K","loc-args":[1e400,true,null,{"x":1}]},"badge":1e400}}"#,
+            #"{"aps":{"alert":{},"sound":{"name":1,"critical":1e400}},"":""}"#,
+            "{\"aps\":{\"alert\":\"raw \u{2028} separators \u{2029}\"}}",
+            deep,
+        ]
+        try await withServer { server in
+            var accepted: [String] = []
+            for payload in payloads {
+                let (status, apnsID) = try await push(server, device: deviceToken, payload: payload)
+                #expect([200, 400].contains(status), "\(payload) → \(status)")
+                if status == 200 { accepted.append(apnsID) }
+            }
+            #expect(accepted.count >= 5, "most of these are valid pushes: \(accepted.count)")
+            for apnsID in accepted {
+                let record = try await getJSON("\(server.httpBase)/api/v1/notifications/\(apnsID)?wait=5")
+                #expect(record["final"] as? Bool == true, "\(record)")
+            }
+            for path in ["/api/v1/notifications?device=\(deviceToken)", "/api/v1/pushes",
+                         "/api/v1/devices/\(deviceToken)/notification-center"] {
+                let output = try await curl(["-s", "-w", "\n%{http_code}", server.httpBase + path])
+                let text = output.stdoutText
+                #expect(text.hasSuffix("\n200"), "\(path): \(text.suffix(300))")
+                let body = Data(text.dropLast(4).utf8)
+                #expect((try? JSONSerialization.jsonObject(with: body)) != nil, "\(path) is not JSON")
+            }
+        }
+    }
+
     /// A push answered 200 is readable at once; `wait` returns it displayed, with content and timeline.
     @Test func pushIsDisplayedWithTimeline() async throws {
         try await withServer { server in
