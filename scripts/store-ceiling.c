@@ -134,10 +134,9 @@ int main(int argc, char **argv) {
     // The sandbox writer's statements (Sources/Store/StoreWriter.swift).
     sqlite3_stmt *insertPush = prepare(target,
         "INSERT INTO notifications(apns_id, device_token, topic, bundle_id, status, received_at, updated_at, record) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(apns_id) DO UPDATE SET "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(apns_id, device_token) DO UPDATE SET "
         "status = excluded.status, updated_at = excluded.updated_at, record = excluded.record "
-        "WHERE device_token = excluded.device_token AND topic = excluded.topic AND bundle_id = excluded.bundle_id "
-        "AND received_at = excluded.received_at");
+        "WHERE topic = excluded.topic AND bundle_id = excluded.bundle_id AND received_at = excluded.received_at");
     sqlite3_stmt *insertEvent = prepare(target,
         "INSERT INTO events(type, time, device_token, topic, data) VALUES (?, ?, ?, ?, ?)");
 

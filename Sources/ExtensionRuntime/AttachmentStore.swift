@@ -10,7 +10,8 @@ struct InstancePaths: Sendable {
     let appGroupDirectory: String
     /// `<data>/attachments`.
     let attachmentsRoot: String
-    /// The notification's folder name under `attachmentsRoot`.
+    /// The notification's folder under `attachmentsRoot`: `<apnsId>/<deviceToken>` (one apns-id may go to
+    /// several devices, each with its own attachments).
     let attachmentFolder: String
 
     init(dataDirectory: String, instanceID: String, record: NotificationRecord) {
@@ -18,7 +19,7 @@ struct InstancePaths: Sendable {
         appGroupDirectory = dataDirectory + "/app-groups/" + FileSystem.safeComponent(record.deviceToken) + "/"
             + FileSystem.safeComponent(record.bundleID)
         attachmentsRoot = dataDirectory + "/attachments"
-        attachmentFolder = FileSystem.safeComponent(record.apnsID)
+        attachmentFolder = FileSystem.safeComponent(record.apnsID) + "/" + FileSystem.safeComponent(record.deviceToken)
     }
 }
 
@@ -27,7 +28,7 @@ struct InstancePaths: Sendable {
 /// A file is accepted only if, after resolving symbolic links and `..`, it is a regular file inside the
 /// instance's temporary directory or the app group; its type, by content (``MediaType/sniff(_:)``), is a
 /// supported one; and it is within its kind's size limit. Accepted files are **moved** to
-/// `<data>/attachments/<apnsId>/<identifier>.<ext>`; everything else is dropped with a timeline note.
+/// `<data>/attachments/<apnsId>/<deviceToken>/<identifier>.<ext>`; everything else is dropped with a timeline note.
 struct AttachmentStore {
     let paths: InstancePaths
 

@@ -3,7 +3,7 @@
 /// Settings shared by every extension instance.
 ///
 /// Directories under ``dataDirectory``:
-/// - `attachments/<apnsId>/<identifier>.<ext>`: accepted attachments (``Attachment/path`` is relative to
+/// - `attachments/<apnsId>/<deviceToken>/<identifier>.<ext>`: accepted attachments (``Attachment/path`` is relative to
 ///   `attachments/`);
 /// - `app-groups/<deviceToken>/<bundleId>/`: the app-group container, shared by every instance of that app
 ///   on that device and kept between notifications;

@@ -27,20 +27,25 @@ extension SQLiteStore {
         }
     }
 
-    /// `records` with each apns-id once: at the place of its first record, with its last record's state.
-    /// A save often holds several transitions of one push (`delivering` then `displayed`); in one
-    /// transaction only the last would remain, so the others are not written at all.
+    /// `records` with each notification (apns-id on a device) once: at the place of its first record,
+    /// with its last record's state. A save often holds several transitions of one push (`delivering`
+    /// then `displayed`); in one transaction only the last would remain, so the others are not written.
     static func lastStates(of records: [NotificationRecord]) -> [NotificationRecord] {
         guard records.count > 1 else { return records }
-        var placeByID: [String: Int] = [:]
-        placeByID.reserveCapacity(records.count)
+        struct Key: Hashable {
+            var apnsID: String
+            var deviceToken: String
+        }
+        var placeByKey: [Key: Int] = [:]
+        placeByKey.reserveCapacity(records.count)
         var states: [NotificationRecord] = []
         states.reserveCapacity(records.count)
         for record in records {
-            if let place = placeByID[record.apnsID] {
+            let key = Key(apnsID: record.apnsID, deviceToken: record.deviceToken)
+            if let place = placeByKey[key] {
                 states[place] = record
             } else {
-                placeByID[record.apnsID] = states.count
+                placeByKey[key] = states.count
                 states.append(record)
             }
         }
@@ -54,9 +59,21 @@ extension SQLiteStore {
         }
     }
 
-    public func notification(apnsID: String) throws -> NotificationRecord? {
+    public func notification(apnsID: String, deviceToken: String?) throws -> NotificationRecord? {
         try read { connection in
-            try connection.withStatement("SELECT record FROM notifications WHERE apns_id = ?") { statement in
+            if let deviceToken {
+                return try connection.withStatement(
+                    "SELECT record FROM notifications WHERE apns_id = ? AND device_token = ?"
+                ) { statement in
+                    try statement.bind(apnsID, at: 1)
+                    try statement.bind(deviceToken, at: 2)
+                    guard try statement.step() else { return nil }
+                    return try statement.withBlob(at: 0, NotificationRecordCodec.decode)
+                }
+            }
+            return try connection.withStatement(
+                "SELECT record FROM notifications WHERE apns_id = ? ORDER BY received_at DESC, seq DESC LIMIT 1"
+            ) { statement in
                 try statement.bind(apnsID, at: 1)
                 guard try statement.step() else { return nil }
                 return try statement.withBlob(at: 0, NotificationRecordCodec.decode)

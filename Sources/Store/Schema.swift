@@ -5,7 +5,7 @@
 /// `schema_version` holds one row: the number of the last migration applied. On open, every
 /// migration above it runs, in order, in one `BEGIN IMMEDIATE` transaction together with the
 /// version update, so a crash mid-migration leaves the previous version intact and reopening is
-/// idempotent. To change the schema, append `Migration(version: 2, …)`; never edit a shipped one.
+/// idempotent. To change the schema, append a `Migration` with the next version; never edit a shipped one.
 enum Schema {
     struct Migration {
         let version: Int
@@ -87,6 +87,39 @@ enum Schema {
                 """,
                 "CREATE INDEX webhook_deliveries_due ON webhook_deliveries(subscription_id, status, next_attempt_at)",
                 "CREATE INDEX webhook_deliveries_subscription ON webhook_deliveries(subscription_id, id)",
+            ]),
+        // One apns-id may name pushes to several devices (a message sent to all of a user's devices): a
+        // notification is an apns-id *on a device*. The table is rebuilt with that pair as its unique key
+        // (it also serves lookups by apns-id alone, as its prefix); rows, sequence numbers and the other
+        // indexes carry over.
+        Migration(
+            version: 4,
+            statements: [
+                """
+                CREATE TABLE notifications_v4(
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    apns_id TEXT NOT NULL,
+                    device_token TEXT NOT NULL,
+                    topic TEXT NOT NULL,
+                    bundle_id TEXT NOT NULL,
+                    status TEXT NOT NULL,
+                    received_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    record BLOB NOT NULL,
+                    UNIQUE(apns_id, device_token)
+                )
+                """,
+                """
+                INSERT INTO notifications_v4(seq, apns_id, device_token, topic, bundle_id, status, received_at, updated_at, record)
+                SELECT seq, apns_id, device_token, topic, bundle_id, status, received_at, updated_at, record FROM notifications
+                """,
+                "DROP TABLE notifications",
+                "ALTER TABLE notifications_v4 RENAME TO notifications",
+                "CREATE INDEX notifications_device_received ON notifications(device_token, received_at)",
+                "CREATE INDEX notifications_received ON notifications(received_at)",
+                "CREATE INDEX notifications_topic ON notifications(topic)",
+                "CREATE INDEX notifications_device_status ON notifications(device_token, status, received_at)",
+                "CREATE INDEX notifications_status_received ON notifications(status, received_at)",
             ]),
     ]
 

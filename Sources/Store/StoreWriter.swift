@@ -14,26 +14,24 @@ import Sandbox
 /// callers keep queueing while a commit (and its fsync) is in progress, many callers share one commit.
 /// Completions run on this thread: they must be quick and must not make synchronous store writes.
 final class StoreWriter {
-    /// Saves a record's new state. A row of the same push (same apns-id, device, topic, app and
+    /// Saves a record's new state. A row of the same push (same apns-id and device, same topic, app and
     /// receipt time) gets only the columns a transition changes, so SQLite leaves the indexes on the
     /// unchanged columns alone; otherwise nothing happens (no change) and ``replaceSQL`` runs instead.
     static let insertOrUpdateSQL = """
         INSERT INTO notifications(apns_id, device_token, topic, bundle_id, status, received_at, updated_at, record)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT(apns_id) DO UPDATE SET
+        ON CONFLICT(apns_id, device_token) DO UPDATE SET
             status = excluded.status, updated_at = excluded.updated_at, record = excluded.record
-        WHERE device_token = excluded.device_token AND topic = excluded.topic AND bundle_id = excluded.bundle_id
-            AND received_at = excluded.received_at
+        WHERE topic = excluded.topic AND bundle_id = excluded.bundle_id AND received_at = excluded.received_at
         """
 
-    /// A new push that reuses an earlier push's apns-id replaces that row entirely (every column).
+    /// A new push that reuses an earlier push's apns-id on the same device replaces that row entirely.
     static let replaceSQL = """
         INSERT INTO notifications(apns_id, device_token, topic, bundle_id, status, received_at, updated_at, record)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT(apns_id) DO UPDATE SET
-            device_token = excluded.device_token, topic = excluded.topic, bundle_id = excluded.bundle_id,
-            status = excluded.status, received_at = excluded.received_at, updated_at = excluded.updated_at,
-            record = excluded.record
+        ON CONFLICT(apns_id, device_token) DO UPDATE SET
+            topic = excluded.topic, bundle_id = excluded.bundle_id, status = excluded.status,
+            received_at = excluded.received_at, updated_at = excluded.updated_at, record = excluded.record
         """
 
     private let connection: SQLiteConnection

@@ -158,7 +158,7 @@ import Testing
         let accepted = result.content.attachments
         #expect(accepted.map(\.identifier) == ["image", "relative", "group"])
         #expect(accepted.first == Attachment(identifier: "image", type: "image/png", size: Fixtures.png.count,
-                                             path: push.apnsID + "/image.png"))
+                                             path: push.apnsID + "/" + push.token + "/image.png"))
         #expect(accepted.last?.type == "image/gif")
         for attachment in accepted {
             #expect(FileManager.default.fileExists(atPath: harness.attachmentsRoot + "/" + attachment.path))

@@ -46,8 +46,9 @@ private func makeServer() throws -> LocalHTTPServer {
         #expect(result.outcome == .processed)
         #expect(result.content.title == "done")
         #expect(result.content.attachments == [Attachment(identifier: "media", type: "image/png", size: Fixtures.png.count,
-                                                         path: push.apnsID + "/media.png")])
-        let stored = try Data(contentsOf: URL(fileURLWithPath: harness.attachmentsRoot + "/" + push.apnsID + "/media.png"))
+                                                         path: push.apnsID + "/" + push.token + "/media.png")])
+        let stored = try Data(contentsOf: URL(
+            fileURLWithPath: harness.attachmentsRoot + "/" + push.apnsID + "/" + push.token + "/media.png"))
         #expect(Array(stored) == Fixtures.png)
         #expect(result.has(.attachmentAccepted, containing: "image/png"))
     }

@@ -13,8 +13,9 @@ final class FakeNotificationRepository: NotificationRepository {
     typealias Completion = @Sendable (Result<Void, any Error>) -> Void
 
     private struct State {
+        /// Keyed like the store: an apns-id on a device (``FakeNotificationRepository/key(_:)``).
         var records: [String: NotificationRecord] = [:]
-        /// Insertion order per apns-id (first save).
+        /// Insertion order per notification (first save).
         var inserted: [String: Int] = [:]
         var nextInsert = 0
         /// Every committed batch, in commit order.
@@ -78,17 +79,23 @@ final class FakeNotificationRepository: NotificationRepository {
         return count
     }
 
+    /// The newest saved notification with this apns-id (on any device).
     func record(_ apnsID: String) -> NotificationRecord? {
-        state.withLock { $0.records[apnsID] }
+        state.withLock { state in
+            state.records.filter { $0.value.apnsID == apnsID }
+                .max { state.inserted[$0.key, default: 0] < state.inserted[$1.key, default: 0] }?.value
+        }
     }
+
+    static func key(_ record: NotificationRecord) -> String { record.apnsID + "|" + record.deviceToken }
 
     private static func commit(_ records: [NotificationRecord], into state: inout State) {
         for record in records {
-            if state.inserted[record.apnsID] == nil {
-                state.inserted[record.apnsID] = state.nextInsert
+            if state.inserted[key(record)] == nil {
+                state.inserted[key(record)] = state.nextInsert
                 state.nextInsert += 1
             }
-            state.records[record.apnsID] = record
+            state.records[key(record)] = record
         }
         state.committedBatches.append(records)
     }
@@ -130,15 +137,16 @@ final class FakeNotificationRepository: NotificationRepository {
         }
     }
 
-    func notification(apnsID: String) throws -> NotificationRecord? {
-        record(apnsID)
+    func notification(apnsID: String, deviceToken: String?) throws -> NotificationRecord? {
+        guard let deviceToken else { return record(apnsID) }
+        return state.withLock { $0.records[apnsID + "|" + deviceToken] }
     }
 
     func notifications(matching filter: NotificationFilter, limit: Int, offset: Int) throws -> [NotificationRecord] {
         let all = state.withLock { state in
             state.records.values.filter { Self.matches($0, filter) }.sorted { lhs, rhs in
                 if lhs.receivedAt != rhs.receivedAt { return lhs.receivedAt > rhs.receivedAt }
-                return state.inserted[lhs.apnsID, default: 0] > state.inserted[rhs.apnsID, default: 0]
+                return state.inserted[Self.key(lhs), default: 0] > state.inserted[Self.key(rhs), default: 0]
             }
         }
         return Array(all.dropFirst(offset).prefix(limit))
@@ -155,7 +163,7 @@ final class FakeNotificationRepository: NotificationRepository {
 
     func delete(matching filter: NotificationFilter) throws -> Int {
         state.withLock { state in
-            let doomed = state.records.values.filter { Self.matches($0, filter) }.map(\.apnsID)
+            let doomed = state.records.values.filter { Self.matches($0, filter) }.map(Self.key)
             for id in doomed { state.records[id] = nil }
             return doomed.count
         }

@@ -26,7 +26,7 @@ import Testing
         let content = try #require(displayed["displayed"] as? [String: Any])
         #expect(content["title"] as? String == "T" && content["body"] as? String == "B")
         #expect((displayed["timings"] as? [String: Any])?["sinceReceivedMs"] as? Int == 0)
-        #expect(displayed["href"] as? String == "/api/v1/notifications/\(id)")
+        #expect(displayed["href"] as? String == "/api/v1/notifications/\(id)?device=\(DeliveryHarness.token)")
     }
 
     /// Offline: `notification.stored` with its reason; an older stored push coalesced away is

@@ -60,6 +60,34 @@ import Testing
         }
     }
 
+    /// One apns-id sent to two devices (a message to all of a user's devices) is two notifications: each
+    /// device shows its own, and the API finds each by apns-id and device (the newest without a device).
+    @Test func oneAPNsIDOnTwoDevicesIsTwoNotifications() async throws {
+        let other = String(repeating: "c", count: 64)
+        let shared = "8d1b9a1e-3c2f-4f7a-9b8e-0a1b2c3d4e5f"
+        try await withServer { server in
+            let first = try await push(server, device: deviceToken, payload: #"{"aps":{"alert":"to the phone"}}"#,
+                                       headers: ["apns-id: \(shared)"])
+            let second = try await push(server, device: other, payload: #"{"aps":{"alert":"to the tablet"}}"#,
+                                        headers: ["apns-id: \(shared)"])
+            #expect(first.0 == 200 && second.0 == 200)
+            #expect(first.1 == shared && second.1 == shared)
+            let phone = try await getJSON("\(server.httpBase)/api/v1/notifications/\(shared)?device=\(deviceToken)&wait=5")
+            let tablet = try await getJSON("\(server.httpBase)/api/v1/notifications/\(shared)?device=\(other)&wait=5")
+            #expect((phone["displayed"] as? [String: Any])?["body"] as? String == "to the phone")
+            #expect((tablet["displayed"] as? [String: Any])?["body"] as? String == "to the tablet")
+            let newest = try await getJSON("\(server.httpBase)/api/v1/notifications/\(shared)")
+            #expect(newest["deviceToken"] as? String == other)
+            for device in [deviceToken, other] {
+                let list = try await getJSON("\(server.httpBase)/api/v1/notifications?device=\(device)")
+                #expect((list["notifications"] as? [[String: Any]])?.count == 1, "\(device)")
+            }
+            let missing = try await curl(["-s", "-o", "/dev/null", "-w", "%{http_code}",
+                                          "\(server.httpBase)/api/v1/notifications/\(shared)?device=\(String(repeating: "d", count: 64))"])
+            #expect(missing.stdoutText == "404")
+        }
+    }
+
     /// Odd but valid payloads (duplicate keys, extreme numbers, escapes, line separators, deep nesting,
     /// numbers where strings are usual) are answered by APNs' rules, and whatever is accepted reads back
     /// through every API view as valid JSON, never as a server error.

@@ -37,6 +37,62 @@ import Testing
         }
     }
 
+    /// A file at schema version 3 (apns-id unique on its own) opens at the latest version with its rows,
+    /// their sequence numbers and the indexes intact, and then takes one apns-id on two devices.
+    @Test func migratesVersion3RowsToPerDeviceAPNsIDs() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("v3.sqlite")
+        let old = sampleRecord(apnsID: "kept", status: .displayed)
+        do {
+            let connection = try SQLiteConnection(path: path, readOnly: false)
+            try connection.execute("CREATE TABLE schema_version(version INTEGER NOT NULL)")
+            for migration in Schema.migrations where migration.version <= 3 {
+                for statement in migration.statements { try connection.execute(statement) }
+            }
+            try connection.execute("INSERT INTO schema_version(version) VALUES (3)")
+            try connection.withStatement(
+                "INSERT INTO notifications(seq, apns_id, device_token, topic, bundle_id, status, received_at, updated_at, record) VALUES (41, ?, ?, ?, ?, ?, ?, ?, ?)"
+            ) { statement in
+                try statement.bind(old.apnsID, at: 1)
+                try statement.bind(old.deviceToken, at: 2)
+                try statement.bind(old.topic, at: 3)
+                try statement.bind(old.bundleID, at: 4)
+                try statement.bind(old.status.rawValue, at: 5)
+                try statement.bind(old.receivedAt, at: 6)
+                try statement.bind(old.receivedAt, at: 7)
+                try statement.bind(NotificationRecordCodec.encode(old), at: 8)
+                try statement.step()
+            }
+            connection.close()
+        }
+        let store = try SQLiteStore(path: path)
+        defer { store.close() }
+        #expect(try store.notification(apnsID: "kept") == old)
+        #expect(try store.count(matching: NotificationFilter(deviceToken: old.deviceToken, status: .displayed)) == 1)
+        var tablet = sampleRecord(apnsID: "kept", token: String(repeating: "cd", count: 32))
+        tablet.receivedAt = old.receivedAt + 1
+        try await store.save([tablet, sampleRecord(apnsID: "next")])
+        #expect(try store.count(matching: NotificationFilter()) == 3)
+        let (seqs, indexes) = try store.read { connection in
+            let seqs = try connection.withStatement("SELECT seq FROM notifications ORDER BY seq") { statement in
+                var values: [Int] = []
+                while try statement.step() { values.append(statement.int(at: 0)) }
+                return values
+            }
+            let indexes = try connection.withStatement(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'notifications' AND sql IS NOT NULL ORDER BY name"
+            ) { statement in
+                var names: [String] = []
+                while try statement.step() { names.append(statement.string(at: 0) ?? "") }
+                return names
+            }
+            return (seqs, indexes)
+        }
+        #expect(seqs == [41, 42, 43], "sequence numbers carry on after the copied rows")
+        #expect(indexes == ["notifications_device_received", "notifications_device_status", "notifications_received",
+                            "notifications_status_received", "notifications_topic"])
+    }
+
     /// The database is WAL-mode, readable only by its owner, and uses FULL sync unless asked otherwise.
     @Test func createsPrivateWALFile() async throws {
         let directory = try TemporaryDirectory()

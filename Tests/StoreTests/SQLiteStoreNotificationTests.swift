@@ -74,22 +74,33 @@ import Testing
         #expect(try store.notifications(matching: NotificationFilter(), limit: 10, offset: 0).map(\.apnsID) == ["b", "a"])
     }
 
-    /// A new push that reuses an apns-id (another device, topic and time) replaces the row entirely,
-    /// indexed columns included.
-    @Test func reusedAPNsIDReplacesEveryColumn() async throws {
+    /// A notification is an apns-id on a device: the same apns-id on another device is another row; a
+    /// new push reusing it on the same device (another topic and time) replaces that row entirely.
+    @Test func apnsIDIsUniquePerDevice() async throws {
         let first = sampleRecord(apnsID: "same")
         try await store.save([first])
-        var second = sampleRecord(apnsID: "same")
-        second.deviceToken = String(repeating: "cd", count: 32)
-        second.topic = "com.example.other"
-        second.bundleID = "com.example.other"
-        second.receivedAt = first.receivedAt + 1000
-        try await store.save([second])
-        #expect(try store.notification(apnsID: "same") == second)
-        #expect(try store.count(matching: NotificationFilter(deviceToken: first.deviceToken)) == 0)
-        #expect(try store.count(matching: NotificationFilter(deviceToken: second.deviceToken)) == 1)
+        var elsewhere = sampleRecord(apnsID: "same", token: String(repeating: "cd", count: 32))
+        elsewhere.receivedAt = first.receivedAt + 500
+        try await store.save([elsewhere])
+        #expect(try store.count(matching: NotificationFilter()) == 2)
+        #expect(try store.notification(apnsID: "same", deviceToken: first.deviceToken) == first)
+        #expect(try store.notification(apnsID: "same", deviceToken: elsewhere.deviceToken) == elsewhere)
+        #expect(try store.notification(apnsID: "same") == elsewhere, "the newest without a device")
+        #expect(try store.notification(apnsID: "same", deviceToken: String(repeating: "ef", count: 32)) == nil)
+
+        var again = sampleRecord(apnsID: "same", topic: "com.example.other")
+        again.receivedAt = first.receivedAt + 1000
+        try await store.save([again])
+        #expect(try store.notification(apnsID: "same", deviceToken: first.deviceToken) == again)
+        #expect(try store.count(matching: NotificationFilter(topic: "com.example.app")) == 1)
         #expect(try store.count(matching: NotificationFilter(topic: "com.example.other")) == 1)
-        #expect(try store.count(matching: NotificationFilter()) == 1)
+        #expect(try store.count(matching: NotificationFilter()) == 2)
+        // One save holding both devices' states keeps both.
+        var displayedHere = first
+        displayedHere.status = .displayed
+        var displayedThere = elsewhere
+        displayedThere.status = .displayed
+        #expect(SQLiteStore.lastStates(of: [first, elsewhere, displayedHere, displayedThere]).count == 2)
     }
 
     /// Filters combine with AND; results are newest first and page with limit/offset; count agrees.

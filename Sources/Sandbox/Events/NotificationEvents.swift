@@ -34,7 +34,7 @@ public enum NotificationEvents {
         case .notificationDisplayed:
             writer.member("outcome", record.outcome?.rawValue)
             if let displayed = record.displayed {
-                writer.member("displayed", json: contentJSON(displayed, apnsID: record.apnsID))
+                writer.member("displayed", json: contentJSON(displayed, apnsID: record.apnsID, deviceToken: record.deviceToken))
             }
         case .notificationStored, .notificationExpired, .notificationDiscarded:
             writer.member("reason", last?.detail)
@@ -52,13 +52,13 @@ public enum NotificationEvents {
             }
             writer.member("timings", json: timings.finish())
         }
-        writer.member("href", "/api/v1/notifications/\(record.apnsID)")
+        writer.member("href", "/api/v1/notifications/\(record.apnsID)?device=\(record.deviceToken)")
         return EventDraft(
             type: type, time: at, deviceToken: record.deviceToken, topic: record.topic, data: writer.finish())
     }
 
     /// What the user sees, as in the REST API's `DisplayedContent` (attachments with their download path).
-    static func contentJSON(_ content: DisplayedContent, apnsID: String) -> [UInt8] {
+    static func contentJSON(_ content: DisplayedContent, apnsID: String, deviceToken: String) -> [UInt8] {
         var writer = JSONWriter()
         writer.member("title", content.title)
         writer.member("subtitle", content.subtitle)
@@ -76,7 +76,7 @@ public enum NotificationEvents {
             item.member("identifier", attachment.identifier)
             item.member("type", attachment.type)
             item.member("size", attachment.size)
-            item.member("href", "/api/v1/notifications/\(apnsID)/attachments/\(attachment.identifier)")
+            item.member("href", "/api/v1/notifications/\(apnsID)/attachments/\(attachment.identifier)?device=\(deviceToken)")
             return item.finish()
         })
         return writer.finish()

@@ -31,8 +31,9 @@ public protocol NotificationRepository: Sendable {
     func save(
         _ records: [NotificationRecord], events: [EventDraft],
         completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
-    /// The record with this apns-id, or nil.
-    func notification(apnsID: String) throws -> NotificationRecord?
+    /// The notification with this apns-id on `deviceToken`, or, without a device, the newest with this
+    /// apns-id (one apns-id may name pushes to several devices); nil when there is none.
+    func notification(apnsID: String, deviceToken: String?) throws -> NotificationRecord?
     /// Records matching `filter`, newest first (by `receivedAt`, then insertion order), at most `limit`,
     /// skipping the first `offset`.
     func notifications(matching filter: NotificationFilter, limit: Int, offset: Int) throws -> [NotificationRecord]
@@ -54,6 +55,11 @@ extension NotificationRepository {
         completion: @escaping @Sendable (Result<Void, any Error>) -> Void
     ) {
         save(records, completion: completion)
+    }
+
+    /// The newest notification with this apns-id, on any device.
+    public func notification(apnsID: String) throws -> NotificationRecord? {
+        try notification(apnsID: apnsID, deviceToken: nil)
     }
 }
 

@@ -32,14 +32,18 @@ struct NotificationRoutes: Sendable {
         router.get("/api/v1/notifications/{apnsId}") { request, parameters in
             APIResponse.deferring { try get(parameters["apnsId"] ?? "", QueryParameters(request.query)) }
         }
-        router.get("/api/v1/notifications/{apnsId}/attachments/{identifier}") { _, parameters in
-            APIResponse.run { try attachment(apnsID: parameters["apnsId"] ?? "", identifier: parameters["identifier"] ?? "") }
+        router.get("/api/v1/notifications/{apnsId}/attachments/{identifier}") { request, parameters in
+            APIResponse.run {
+                try attachment(apnsID: parameters["apnsId"] ?? "", identifier: parameters["identifier"] ?? "",
+                               device: QueryParameters(request.query)["device"])
+            }
         }
     }
 
-    /// Serves an attached file from the notification's attachment store.
-    func attachment(apnsID: String, identifier: String) throws -> HTTPResponse {
-        guard let record = try APIResponse.store({ try notifications.notification(apnsID: apnsID) }) else {
+    /// Serves an attached file from the notification's attachment store (`device`: which device's
+    /// notification, when the apns-id went to several; the newest otherwise).
+    func attachment(apnsID: String, identifier: String, device: String?) throws -> HTTPResponse {
+        guard let record = try APIResponse.store({ try notifications.notification(apnsID: apnsID, deviceToken: device) }) else {
             throw APIError(status: 404, code: "not_found", message: "No notification \(apnsID)")
         }
         guard let attachment = record.displayed?.attachments.first(where: { $0.identifier == identifier }),
@@ -86,11 +90,13 @@ struct NotificationRoutes: Sendable {
         return .json(Array("{\"deleted\":\(deleted)}".utf8))
     }
 
+    /// The notification with this apns-id on `?device=` (the newest with it when no device is given),
+    /// at once or, with `wait`, once it is final.
     func get(_ apnsID: String, _ query: QueryParameters) throws -> HandlerResult {
         let wait = try query.seconds("wait", in: 0...300) ?? 0
         let found: NotificationRecord?
         do {
-            found = try notifications.notification(apnsID: apnsID)
+            found = try notifications.notification(apnsID: apnsID, deviceToken: query["device"])
         } catch {
             throw APIError(status: 500, code: "store_error", message: "\(error)")
         }
@@ -102,27 +108,32 @@ struct NotificationRoutes: Sendable {
         }
         let repository = notifications
         let parked = waiters
+        // The wait follows the notification found (its device), even when the apns-id goes to another
+        // device meanwhile.
+        let device = record.deviceToken
         return .deferred { respond in
-            parked.wait(forFinal: apnsID, timeoutSeconds: wait) {
-                respond(Self.currentAnswer(repository, apnsID: apnsID, fallback: record))
+            parked.wait(forFinal: apnsID, deviceToken: device, timeoutSeconds: wait) {
+                respond(Self.currentAnswer(repository, apnsID: apnsID, deviceToken: device, fallback: record))
             }
             // The record may have become final between the read above and parking the waiter.
-            if let now = Self.read(repository, apnsID: apnsID), now.status.isFinal {
+            if let now = Self.read(repository, apnsID: apnsID, deviceToken: device), now.status.isFinal {
                 parked.notify(now)
             }
         }
     }
 
-    static func read(_ repository: any NotificationRepository, apnsID: String) -> NotificationRecord? {
+    static func read(_ repository: any NotificationRepository, apnsID: String, deviceToken: String) -> NotificationRecord? {
         do {
-            return try repository.notification(apnsID: apnsID)
+            return try repository.notification(apnsID: apnsID, deviceToken: deviceToken)
         } catch {
             return nil
         }
     }
 
-    static func currentAnswer(_ repository: any NotificationRepository, apnsID: String, fallback: NotificationRecord) -> HTTPResponse {
-        .json(encoding: NotificationDTO(read(repository, apnsID: apnsID) ?? fallback))
+    static func currentAnswer(
+        _ repository: any NotificationRepository, apnsID: String, deviceToken: String, fallback: NotificationRecord
+    ) -> HTTPResponse {
+        .json(encoding: NotificationDTO(read(repository, apnsID: apnsID, deviceToken: deviceToken) ?? fallback))
     }
 
     func waitForCount(_ query: QueryParameters) throws -> HandlerResult {

@@ -10,8 +10,9 @@ import Synchronization
 /// first (the one that removes it from the table answers).
 final class NotificationWaiters: Sendable {
     private struct Waiter {
-        /// Waits for this record to be final…
+        /// Waits for this record (this apns-id on this device) to be final…
         var apnsID: String?
+        var deviceToken: String?
         /// …or, after a final record matching `filter`, for `isSatisfied` to hold.
         var filter: NotificationFilter?
         var isSatisfied: (@Sendable () -> Bool)?
@@ -27,9 +28,12 @@ final class NotificationWaiters: Sendable {
 
     init() {}
 
-    /// Parks `fire` until the record `apnsID` is final, or `timeoutSeconds` pass.
-    func wait(forFinal apnsID: String, timeoutSeconds: Double, fire: @escaping @Sendable () -> Void) {
-        park(Waiter(apnsID: apnsID, filter: nil, isSatisfied: nil, remaining: 0, fire: fire), timeoutSeconds: timeoutSeconds)
+    /// Parks `fire` until the notification `apnsID` on `deviceToken` is final, or `timeoutSeconds` pass.
+    func wait(
+        forFinal apnsID: String, deviceToken: String, timeoutSeconds: Double, fire: @escaping @Sendable () -> Void
+    ) {
+        park(Waiter(apnsID: apnsID, deviceToken: deviceToken, filter: nil, isSatisfied: nil, remaining: 0, fire: fire),
+             timeoutSeconds: timeoutSeconds)
     }
 
     /// Parks `fire` until `isSatisfied` holds (checked when a final record matching `filter`
@@ -40,7 +44,7 @@ final class NotificationWaiters: Sendable {
         for filter: NotificationFilter, missing: Int, until isSatisfied: @escaping @Sendable () -> Bool,
         timeoutSeconds: Double, fire: @escaping @Sendable () -> Void
     ) {
-        park(Waiter(apnsID: nil, filter: filter, isSatisfied: isSatisfied, remaining: max(1, missing), fire: fire),
+        park(Waiter(apnsID: nil, deviceToken: nil, filter: filter, isSatisfied: isSatisfied, remaining: max(1, missing), fire: fire),
              timeoutSeconds: timeoutSeconds)
     }
 
@@ -66,7 +70,7 @@ final class NotificationWaiters: Sendable {
             var due: [(UInt64, Waiter)] = []
             for (id, waiter) in waiters {
                 if let apnsID = waiter.apnsID {
-                    if apnsID == record.apnsID { due.append((id, waiter)) }
+                    if apnsID == record.apnsID, waiter.deviceToken == record.deviceToken { due.append((id, waiter)) }
                 } else if let filter = waiter.filter, Self.matches(filter, record) {
                     var counted = waiter
                     counted.remaining -= 1

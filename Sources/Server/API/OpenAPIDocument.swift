@@ -175,7 +175,11 @@ enum OpenAPIDocument {
           "parameters": [ { "name": "apnsId", "in": "path", "required": true, "schema": { "type": "string" } } ],
           "get": {
             "operationId": "getNotification",
-            "parameters": [ { "name": "wait", "in": "query", "description": "Seconds to wait for a final status", "schema": { "type": "number", "minimum": 0, "maximum": 300 } } ],
+            "description": "One apns-id may name pushes to several devices: `device` picks one; without it, the newest notification with this apns-id.",
+            "parameters": [
+              { "name": "device", "in": "query", "description": "The device token the push went to", "schema": { "type": "string" } },
+              { "name": "wait", "in": "query", "description": "Seconds to wait for a final status", "schema": { "type": "number", "minimum": 0, "maximum": 300 } }
+            ],
             "responses": {
               "200": { "description": "The record", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Notification" } } } },
               "400": { "$ref": "#/components/responses/Problem" },
@@ -186,7 +190,8 @@ enum OpenAPIDocument {
         "/api/v1/notifications/{apnsId}/attachments/{identifier}": {
           "parameters": [
             { "name": "apnsId", "in": "path", "required": true, "schema": { "type": "string" } },
-            { "name": "identifier", "in": "path", "required": true, "schema": { "type": "string" } }
+            { "name": "identifier", "in": "path", "required": true, "schema": { "type": "string" } },
+            { "name": "device", "in": "query", "description": "The device token the push went to (default: the newest notification with this apns-id)", "schema": { "type": "string" } }
           ],
           "get": { "operationId": "getAttachment", "responses": {
             "200": { "description": "The attached file", "content": { "application/octet-stream": { "schema": { "type": "string", "format": "binary" } } } },
