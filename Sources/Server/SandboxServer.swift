@@ -124,7 +124,7 @@ public final class SandboxServer: Sendable {
         try engine.recover()
         retention = Retention(
             store: store, outbox: outbox, clock: clock, settings: configuration.storage, events: configuration.events,
-            webhooks: webhookSettings, logger: logger)
+            webhooks: webhookSettings, attachmentsDirectory: dataDirectory + "/attachments", logger: logger)
         pushes = RecentPushes(capacity: settings.recentPushCapacity)
         let keys = try ProviderKeyStore(teams: configuration.teams, baseDirectory: configuration.baseDirectory)
         var listenerEnvironments: [String: APNsEnvironment] = [:]
@@ -142,7 +142,9 @@ public final class SandboxServer: Sendable {
         HealthRoutes.register(on: &router, state: state, caCertificatePEM: Array(caPEM))
         PushLogRoutes.register(on: &router, pushes: pushes)
         CredentialRoutes.register(on: &router, dataDirectory: dataDirectory)
-        NotificationRoutes(notifications: store, waiters: waiters, dataDirectory: dataDirectory).register(on: &router)
+        let retention = self.retention
+        NotificationRoutes(notifications: store, waiters: waiters, dataDirectory: dataDirectory,
+                           onDelete: { retention.noteRecordsRemoved() }).register(on: &router)
         DeviceRoutes(service: devices).register(on: &router)
         AppRoutes(devices: store, registry: registry).register(on: &router)
         EventRoutes(hub: eventHub).register(on: &router)
@@ -299,11 +301,17 @@ final class Retention: Sendable {
     private let events: EventSettings
     private let webhooks: WebhookSettings
     private let logger: Logger
+    private let attachments: AttachmentSweeper
+    /// Set when records went away (pruned here, or deleted through the API): the next pass sweeps files.
+    private let recordsRemoved = Atomic<Bool>(true)
 
     init(
         store: SQLiteStore, outbox: SQLiteStore, clock: any SandboxClock, settings: StorageSettings, events: EventSettings,
-        webhooks: WebhookSettings, logger: Logger
+        webhooks: WebhookSettings, attachmentsDirectory: String, logger: Logger
     ) {
+        self.attachments = AttachmentSweeper(root: attachmentsDirectory) { apnsID, deviceToken in
+            try store.containsNotification(apnsID: apnsID, deviceToken: deviceToken)
+        }
         self.store = store
         self.outbox = outbox
         self.clock = clock
@@ -329,6 +337,10 @@ final class Retention: Sendable {
         do {
             let pruned = try store.prune(maxRecords: settings.maxRecords, olderThan: now - Int64(settings.maxAgeDays * 86_400_000))
             if pruned > 0 { logger.info("pruned notification records", [("count", "\(pruned)")]) }
+            if pruned > 0 || recordsRemoved.exchange(false, ordering: .relaxed) {
+                let swept = try attachments.sweep()
+                if swept > 0 { logger.info("removed attachments of removed notifications", [("count", "\(swept)")]) }
+            }
             // Events a webhook subscription has not been fed yet stay, whatever their age.
             let floor = try outbox.subscriptions().map(\.cursor).min() ?? .max
             let events = try store.pruneEvents(
@@ -338,6 +350,11 @@ final class Retention: Sendable {
         } catch {
             logger.warning("pruning failed", [("error", "\(error)")])
         }
+    }
+
+    /// Records were deleted outside retention (the API): their attachments go at the next pass.
+    func noteRecordsRemoved() {
+        recordsRemoved.store(true, ordering: .relaxed)
     }
 
     func stop() {

@@ -81,6 +81,20 @@ extension SQLiteStore {
         }
     }
 
+    /// Whether a notification with this apns-id exists on `deviceToken` (on any device when nil).
+    public func containsNotification(apnsID: String, deviceToken: String?) throws -> Bool {
+        try read { connection in
+            let sql = deviceToken == nil
+                ? "SELECT 1 FROM notifications WHERE apns_id = ? LIMIT 1"
+                : "SELECT 1 FROM notifications WHERE apns_id = ? AND device_token = ?"
+            return try connection.withStatement(sql) { statement in
+                try statement.bind(apnsID, at: 1)
+                if let deviceToken { try statement.bind(deviceToken, at: 2) }
+                return try statement.step()
+            }
+        }
+    }
+
     /// Records matching `filter`, newest first (`received_at` descending, then most recently inserted).
     /// A `limit` of 0 or less returns nothing; a negative `offset` counts as 0.
     public func notifications(

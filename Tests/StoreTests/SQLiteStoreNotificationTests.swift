@@ -87,6 +87,10 @@ import Testing
         #expect(try store.notification(apnsID: "same", deviceToken: elsewhere.deviceToken) == elsewhere)
         #expect(try store.notification(apnsID: "same") == elsewhere, "the newest without a device")
         #expect(try store.notification(apnsID: "same", deviceToken: String(repeating: "ef", count: 32)) == nil)
+        #expect(try store.containsNotification(apnsID: "same", deviceToken: elsewhere.deviceToken))
+        #expect(try store.containsNotification(apnsID: "same", deviceToken: nil))
+        #expect(try !store.containsNotification(apnsID: "same", deviceToken: String(repeating: "ef", count: 32)))
+        #expect(try !store.containsNotification(apnsID: "other", deviceToken: nil))
 
         var again = sampleRecord(apnsID: "same", topic: "com.example.other")
         again.receivedAt = first.receivedAt + 1000

@@ -10,12 +10,15 @@ import Sandbox
 ///   (or at the timeout, with its current state).
 /// - `GET /api/v1/notifications/wait?count=N&timeout=SECONDS&…filters`: answers when N final records
 ///   match (408 with the current count at the timeout).
-/// - `DELETE /api/v1/notifications?…filters` (at least one filter, or `all=true`).
+/// - `DELETE /api/v1/notifications?…filters` (at least one filter, or `all=true`); the attachment files
+///   of deleted records go at the next retention pass.
 struct NotificationRoutes: Sendable {
     let notifications: any NotificationRepository
     let waiters: NotificationWaiters
     /// Attachments live under `<dataDirectory>/attachments/`.
     let dataDirectory: String
+    /// Told after records were deleted (their attachment files are swept later).
+    var onDelete: @Sendable () -> Void = {}
 
     static let finalStatuses: [NotificationStatus] = NotificationStatus.allCases.filter(\.isFinal)
 
@@ -87,6 +90,7 @@ struct NotificationRoutes: Sendable {
             throw APIError(status: 400, code: "filter_required", message: "Give a filter (device, topic, bundleId, status, since) or all=true")
         }
         let deleted = try APIResponse.store { try notifications.delete(matching: filter) }
+        if deleted > 0 { onDelete() }
         return .json(Array("{\"deleted\":\(deleted)}".utf8))
     }
 
