@@ -19,7 +19,33 @@ struct InstancePaths: Sendable {
         appGroupDirectory = dataDirectory + "/app-groups/" + FileSystem.safeComponent(record.deviceToken) + "/"
             + FileSystem.safeComponent(record.bundleID)
         attachmentsRoot = dataDirectory + "/attachments"
-        attachmentFolder = FileSystem.safeComponent(record.apnsID) + "/" + FileSystem.safeComponent(record.deviceToken)
+        attachmentFolder = AttachmentFolders.folder(apnsID: record.apnsID, deviceToken: record.deviceToken)
+    }
+}
+
+/// Where a notification's accepted attachments live, relative to `<data>/attachments`:
+/// `<apnsId>/<deviceToken>` as safe path components. A device token longer than a path component
+/// allows (Simulator tokens run to 400 hex digits) keeps its first 100 characters plus a hash of the
+/// whole token, so that two long tokens never share a folder.
+public enum AttachmentFolders {
+    public static func folder(apnsID: String, deviceToken: String) -> String {
+        apnsFolder(apnsID) + "/" + deviceFolder(deviceToken)
+    }
+
+    /// The folder of every attachment of this apns-id (the older layout kept files directly in it).
+    public static func apnsFolder(_ apnsID: String) -> String {
+        FileSystem.safeComponent(apnsID)
+    }
+
+    static func deviceFolder(_ deviceToken: String) -> String {
+        let safe = FileSystem.safeComponent(deviceToken)
+        guard deviceToken.utf8.count > 128 || safe != deviceToken else { return safe }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a, 64 bits
+        for byte in deviceToken.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return String(safe.prefix(100)) + "-" + String(repeating: "0", count: 16 - hex.count) + hex
     }
 }
 

@@ -142,9 +142,9 @@ public final class SandboxServer: Sendable {
         HealthRoutes.register(on: &router, state: state, caCertificatePEM: Array(caPEM))
         PushLogRoutes.register(on: &router, pushes: pushes)
         CredentialRoutes.register(on: &router, dataDirectory: dataDirectory)
-        let retention = self.retention
+        let attachments = retention.attachments
         NotificationRoutes(notifications: store, waiters: waiters, dataDirectory: dataDirectory,
-                           onDelete: { retention.noteRecordsRemoved() }).register(on: &router)
+                           onDelete: { removed in attachments.removed(removed) }).register(on: &router)
         DeviceRoutes(service: devices).register(on: &router)
         AppRoutes(devices: store, registry: registry).register(on: &router)
         EventRoutes(hub: eventHub).register(on: &router)
@@ -301,15 +301,14 @@ final class Retention: Sendable {
     private let events: EventSettings
     private let webhooks: WebhookSettings
     private let logger: Logger
-    private let attachments: AttachmentSweeper
-    /// Set when records went away (pruned here, or deleted through the API): the next pass sweeps files.
-    private let recordsRemoved = Atomic<Bool>(true)
+    /// Removes the attachment files of pruned records (and, through the API routes, of deleted ones).
+    let attachments: AttachmentSweeper
 
     init(
         store: SQLiteStore, outbox: SQLiteStore, clock: any SandboxClock, settings: StorageSettings, events: EventSettings,
         webhooks: WebhookSettings, attachmentsDirectory: String, logger: Logger
     ) {
-        self.attachments = AttachmentSweeper(root: attachmentsDirectory) { apnsID, deviceToken in
+        self.attachments = AttachmentSweeper(root: attachmentsDirectory, logger: logger) { apnsID, deviceToken in
             try store.containsNotification(apnsID: apnsID, deviceToken: deviceToken)
         }
         self.store = store
@@ -335,12 +334,10 @@ final class Retention: Sendable {
     func prune() {
         let now = clock.nowMilliseconds
         do {
-            let pruned = try store.prune(maxRecords: settings.maxRecords, olderThan: now - Int64(settings.maxAgeDays * 86_400_000))
-            if pruned > 0 { logger.info("pruned notification records", [("count", "\(pruned)")]) }
-            if pruned > 0 || recordsRemoved.exchange(false, ordering: .relaxed) {
-                let swept = try attachments.sweep()
-                if swept > 0 { logger.info("removed attachments of removed notifications", [("count", "\(swept)")]) }
-            }
+            let pruned = try store.prune(
+                keepingAtMost: settings.maxRecords, receivedBefore: now - Int64(settings.maxAgeDays * 86_400_000))
+            if !pruned.removed.isEmpty { logger.info("pruned notification records", [("count", "\(pruned.removed.count)")]) }
+            attachments.removed(pruned.removed)
             // Events a webhook subscription has not been fed yet stay, whatever their age.
             let floor = try outbox.subscriptions().map(\.cursor).min() ?? .max
             let events = try store.pruneEvents(
@@ -350,11 +347,6 @@ final class Retention: Sendable {
         } catch {
             logger.warning("pruning failed", [("error", "\(error)")])
         }
-    }
-
-    /// Records were deleted outside retention (the API): their attachments go at the next pass.
-    func noteRecordsRemoved() {
-        recordsRemoved.store(true, ordering: .relaxed)
     }
 
     func stop() {

@@ -138,18 +138,28 @@ extension SQLiteStore {
         }
     }
 
-    /// Deletes matching records (an empty filter deletes all); returns how many. Saves queued
-    /// before this call are committed first.
+    /// Deletes matching records (an empty filter deletes all); returns which. Saves queued before this
+    /// call are committed first.
     @discardableResult
-    public func delete(matching filter: NotificationFilter) throws -> Int {
+    public func deleteNotifications(matching filter: NotificationFilter) throws -> [NotificationKey] {
         let condition = SQLCondition(filter)
         return try write { connection in
-            try connection.withStatement("DELETE FROM notifications\(condition.sql)") { statement in
+            try connection.withStatement(
+                "DELETE FROM notifications\(condition.sql) RETURNING apns_id, device_token"
+            ) { statement in
                 try condition.bind(to: statement)
-                try statement.step()
-                return connection.changes
+                return try Self.keys(statement)
             }
         }
+    }
+
+    /// The (apns-id, device) pairs a `… RETURNING apns_id, device_token` statement yields.
+    private static func keys(_ statement: SQLiteConnection.Statement) throws -> [NotificationKey] {
+        var keys: [NotificationKey] = []
+        while try statement.step() {
+            keys.append(NotificationKey(apnsID: statement.string(at: 0) ?? "", deviceToken: statement.string(at: 1) ?? ""))
+        }
+        return keys
     }
 
     /// Deletes final-status records received before `cutoff` (wall-clock ms), then the oldest
@@ -167,13 +177,15 @@ extension SQLiteStore {
 
     /// ``prune(maxRecords:olderThan:)`` with the two counts apart: `expired` (final and older than
     /// the cutoff) and `overflow` (final records beyond the newest `maxRecords` final ones; records
-    /// still on their way to a device are never pruned, so nothing acknowledged is lost). Deletes in chunks of ``pruneChunk`` rows,
-    /// each its own transaction.
+    /// still on their way to a device are never pruned, so nothing acknowledged is lost), and which
+    /// records went (`removed`: their attachment files are the caller's to remove). Deletes in chunks
+    /// of ``pruneChunk`` rows, each its own transaction.
     public func prune(
         keepingAtMost maxRecords: Int, receivedBefore cutoff: Int64
-    ) throws -> (expired: Int, overflow: Int) {
+    ) throws -> (expired: Int, overflow: Int, removed: [NotificationKey]) {
         let finalStatuses = SQLCondition(statusIn: NotificationStatus.allCases.filter(\.isFinal))
         let chunk = Self.pruneChunk
+        var removed: [NotificationKey] = []
         var expired = 0
         while true {
             let deleted = try write { connection in
@@ -181,19 +193,20 @@ extension SQLiteStore {
                     """
                     DELETE FROM notifications WHERE seq IN (
                         SELECT seq FROM notifications\(finalStatuses.sql) AND received_at < ? LIMIT ?)
+                    RETURNING apns_id, device_token
                     """
                 ) { statement in
                     let next = try finalStatuses.bind(to: statement)
                     try statement.bind(cutoff, at: next)
                     try statement.bind(chunk, at: next + 1)
-                    try statement.step()
-                    return connection.changes
+                    return try Self.keys(statement)
                 }
             }
-            expired += deleted
-            if deleted < chunk { break }
+            expired += deleted.count
+            removed += deleted
+            if deleted.count < chunk { break }
         }
-        guard maxRecords >= 0 else { return (expired, 0) }
+        guard maxRecords >= 0 else { return (expired, 0, removed) }
         var overflow = 0
         while true {
             let deleted = try write { connection in
@@ -201,19 +214,20 @@ extension SQLiteStore {
                     """
                     DELETE FROM notifications WHERE seq IN (
                         SELECT seq FROM notifications\(finalStatuses.sql) ORDER BY received_at DESC, seq DESC LIMIT ? OFFSET ?)
+                    RETURNING apns_id, device_token
                     """
                 ) { statement in
                     let next = try finalStatuses.bind(to: statement)
                     try statement.bind(chunk, at: next)
                     try statement.bind(maxRecords, at: next + 1)
-                    try statement.step()
-                    return connection.changes
+                    return try Self.keys(statement)
                 }
             }
-            overflow += deleted
-            if deleted < chunk { break }
+            overflow += deleted.count
+            removed += deleted
+            if deleted.count < chunk { break }
         }
-        return (expired, overflow)
+        return (expired, overflow, removed)
     }
 
     private static func decodeRecords(_ statement: SQLiteConnection.Statement) throws -> [NotificationRecord] {

@@ -65,7 +65,11 @@ final class StoreWriter {
             do {
                 connection = try SQLiteConnection(path: path, readOnly: false)
                 try configure(connection, synchronous: synchronous)
-                try Schema.migrate(connection)
+                if try !Schema.migrate(connection).isEmpty {
+                    // A migration that rebuilt a table leaves a WAL as large as the table: fold it back
+                    // into the database now rather than at the first pushes' commit.
+                    try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                }
             } catch let error as StoreError {
                 ready.fulfill(.failure(error.message.contains(path) ? error : error.withContext(path)))
                 return

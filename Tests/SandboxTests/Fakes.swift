@@ -161,11 +161,11 @@ final class FakeNotificationRepository: NotificationRepository {
         return all.filter { !$0.status.isFinal }.reversed()
     }
 
-    func delete(matching filter: NotificationFilter) throws -> Int {
+    func deleteNotifications(matching filter: NotificationFilter) throws -> [NotificationKey] {
         state.withLock { state in
-            let doomed = state.records.values.filter { Self.matches($0, filter) }.map(Self.key)
-            for id in doomed { state.records[id] = nil }
-            return doomed.count
+            let doomed = state.records.values.filter { Self.matches($0, filter) }
+            for record in doomed { state.records[Self.key(record)] = nil }
+            return doomed.map { NotificationKey(apnsID: $0.apnsID, deviceToken: $0.deviceToken) }
         }
     }
 

@@ -1,48 +1,86 @@
-// APNs Sandbox — attachment files of notifications that are gone are swept; others stay.
+// APNs Sandbox — the attachment files of removed notifications go; files of live ones stay.
+import ExtensionRuntime
 import Foundation
+import Sandbox
 @testable import Server
+import Support
 import Testing
 
 @Suite struct AttachmentSweeperTests {
-    /// Device folders without their notification go, files of the older layout go with their apns-id,
-    /// empty apns-id folders go; everything that still has its notification stays.
-    @Test func removesOnlyWhatHasNoNotification() throws {
-        let root = NSTemporaryDirectory() + "attachments-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let files = [
-            "kept-id/tok1/a.png", "kept-id/tok2/b.png",  // a notification exists on tok1 only
-            "old-gone/c.png",  // older layout, no notification left
-            "old-kept/d.png",  // older layout, a notification exists (on some device)
-        ]
-        for file in files {
-            let path = root + "/" + file
+    static let logger = Logger(label: "test", level: .error)
+    static let tokenA = String(repeating: "a", count: 64)
+    static let tokenB = String(repeating: "b", count: 64)
+    /// A Simulator-length token (160 hex digits): its folder is a prefix plus a hash.
+    static let longToken = String(repeating: "c", count: 160)
+
+    private func makeFiles(_ root: String, _ paths: [String]) throws {
+        for path in paths {
+            let file = root + "/" + path
             try FileManager.default.createDirectory(
-                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            #expect(FileManager.default.createFile(atPath: path, contents: Data([1, 2, 3])))
+                atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            #expect(FileManager.default.createFile(atPath: file, contents: Data([1, 2, 3])))
         }
-        try FileManager.default.createDirectory(atPath: root + "/empty-id", withIntermediateDirectories: true)
-        let existing: Set<String> = ["kept-id|tok1", "kept-id|*", "old-kept|*"]
-        let sweeper = AttachmentSweeper(root: root) { apnsID, deviceToken in
-            existing.contains(apnsID + "|" + (deviceToken ?? "*"))
-        }
-        #expect(try sweeper.sweep() == 4)  // kept-id/tok2, old-gone/c.png, old-gone, empty-id
-        let exists = { (path: String) in FileManager.default.fileExists(atPath: root + "/" + path) }
-        #expect(exists("kept-id/tok1/a.png"))
-        #expect(!exists("kept-id/tok2"))
-        #expect(!exists("old-gone"))
-        #expect(exists("old-kept/d.png"))
-        #expect(!exists("empty-id"))
-        #expect(try sweeper.sweep() == 0, "a second pass finds nothing")
     }
 
-    /// A store error stops the pass and leaves the files.
-    @Test func storeErrorsLeaveFiles() throws {
+    private func key(_ apnsID: String, _ token: String) -> NotificationKey {
+        NotificationKey(apnsID: apnsID, deviceToken: token)
+    }
+
+    /// For each removed notification: its device folder goes unless the pair exists again; files of the
+    /// older layout go once no device has the apns-id; empty apns-id folders go; long tokens map to the
+    /// same folder the attachment store used.
+    @Test func removesTheFilesOfRemovedNotificationsOnly() throws {
+        let root = NSTemporaryDirectory() + "attachments-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let folder = AttachmentFolders.folder
+        let longFolder = folder("long-id", Self.longToken)
+        #expect(longFolder.count < 200 && longFolder != folder("long-id", String(repeating: "c", count: 158) + "dd"))
+        try makeFiles(root, [
+            folder("reused", Self.tokenA) + "/a.png",  // removed, but the pair exists again
+            folder("reused", Self.tokenB) + "/b.png",  // removed and gone
+            folder("gone", Self.tokenA) + "/c.png",  // removed and gone: the apns-id folder empties
+            "old/d.png",  // the older layout: no device has "old" any more
+            longFolder + "/e.png",  // a live notification with a long token, not removed
+            folder("long-id", String(repeating: "c", count: 158) + "dd") + "/f.png",  // removed, long token
+        ])
+        let live: Set<NotificationKey> = [key("reused", Self.tokenA), key("long-id", Self.longToken)]
+        let sweeper = AttachmentSweeper(root: root, logger: Self.logger) { apnsID, token in
+            token.map { live.contains(NotificationKey(apnsID: apnsID, deviceToken: $0)) } ?? live.contains { $0.apnsID == apnsID }
+        }
+        let later = Date().addingTimeInterval(AttachmentSweeper.recentSeconds + 60)
+        let removed = try sweeper.sweep([
+            key("reused", Self.tokenA), key("reused", Self.tokenB), key("gone", Self.tokenA), key("old", Self.tokenA),
+            key("long-id", String(repeating: "c", count: 158) + "dd"),
+        ], now: later)
+        let exists = { (path: String) in FileManager.default.fileExists(atPath: root + "/" + path) }
+        #expect(exists(folder("reused", Self.tokenA) + "/a.png"))
+        #expect(!exists(folder("reused", Self.tokenB)))
+        #expect(!exists("gone"))
+        #expect(!exists("old"))
+        #expect(exists(longFolder + "/e.png"))
+        #expect(!exists(folder("long-id", String(repeating: "c", count: 158) + "dd")))
+        // reused/B, gone/A, gone, old/d.png, old, long-id/…dd
+        #expect(removed == 6)
+    }
+
+    /// Folders changed recently are left (an extension may still be moving files in); a store error
+    /// stops the pass with the files in place; queued work runs in the background.
+    @Test func recentFoldersAndStoreErrorsLeaveFiles() throws {
         struct StoreDown: Error {}
         let root = NSTemporaryDirectory() + "attachments-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: root) }
-        try FileManager.default.createDirectory(atPath: root + "/id/tok", withIntermediateDirectories: true)
-        let sweeper = AttachmentSweeper(root: root) { _, _ in throw StoreDown() }
-        #expect(throws: StoreDown.self) { try sweeper.sweep() }
-        #expect(FileManager.default.fileExists(atPath: root + "/id/tok"))
+        let path = AttachmentFolders.folder(apnsID: "id", deviceToken: Self.tokenA)
+        try makeFiles(root, [path + "/a.png"])
+        let gone = AttachmentSweeper(root: root, logger: Self.logger) { _, _ in false }
+        #expect(try gone.sweep([key("id", Self.tokenA)], now: Date()) == 0)
+        #expect(FileManager.default.fileExists(atPath: root + "/" + path + "/a.png"))
+        let failing = AttachmentSweeper(root: root, logger: Self.logger) { _, _ in throw StoreDown() }
+        #expect(throws: StoreDown.self) {
+            try failing.sweep([key("id", Self.tokenA)], now: Date().addingTimeInterval(3600))
+        }
+        #expect(FileManager.default.fileExists(atPath: root + "/" + path + "/a.png"))
+        gone.removed([key("id", Self.tokenA)])
+        gone.drain()
+        #expect(FileManager.default.fileExists(atPath: root + "/" + path), "recent: still there after the queued pass")
     }
 }

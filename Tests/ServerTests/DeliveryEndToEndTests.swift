@@ -78,6 +78,8 @@ import Testing
             #expect((tablet["displayed"] as? [String: Any])?["body"] as? String == "to the tablet")
             let newest = try await getJSON("\(server.httpBase)/api/v1/notifications/\(shared)")
             #expect(newest["deviceToken"] as? String == other)
+            let upper = try await getJSON("\(server.httpBase)/api/v1/notifications/\(shared)?device=\(deviceToken.uppercased())")
+            #expect(upper["deviceToken"] as? String == deviceToken, "tokens match in either case")
             for device in [deviceToken, other] {
                 let list = try await getJSON("\(server.httpBase)/api/v1/notifications?device=\(device)")
                 #expect((list["notifications"] as? [[String: Any]])?.count == 1, "\(device)")

@@ -88,7 +88,7 @@ import Testing
             }
             return (seqs, indexes)
         }
-        #expect(seqs == [41, 42, 43], "sequence numbers carry on after the copied rows")
+        #expect(seqs == [41, 42, 43], "new rows are numbered after the copied ones")
         #expect(indexes == ["notifications_device_received", "notifications_device_status", "notifications_received",
                             "notifications_status_received", "notifications_topic"])
     }

@@ -41,9 +41,9 @@ public protocol NotificationRepository: Sendable {
     func count(matching filter: NotificationFilter) throws -> Int
     /// Records whose status is not final (to resume after a restart), oldest first.
     func unfinished() throws -> [NotificationRecord]
-    /// Deletes matching records (and their attachments' rows); returns how many.
+    /// Deletes matching records; returns which (their attachment files are the caller's to remove).
     @discardableResult
-    func delete(matching filter: NotificationFilter) throws -> Int
+    func deleteNotifications(matching filter: NotificationFilter) throws -> [NotificationKey]
     /// Keeps at most `maxRecords` (newest) and none older than `maxAgeMilliseconds` (final ones only).
     @discardableResult
     func prune(maxRecords: Int, olderThan cutoff: Int64) throws -> Int
@@ -57,9 +57,26 @@ extension NotificationRepository {
         save(records, completion: completion)
     }
 
+    /// Deletes matching records; returns how many.
+    @discardableResult
+    public func delete(matching filter: NotificationFilter) throws -> Int {
+        try deleteNotifications(matching: filter).count
+    }
+
     /// The newest notification with this apns-id, on any device.
     public func notification(apnsID: String) throws -> NotificationRecord? {
         try notification(apnsID: apnsID, deviceToken: nil)
+    }
+}
+
+/// What names a notification: an apns-id on a device (one apns-id may go to several devices).
+public struct NotificationKey: Sendable, Hashable {
+    public var apnsID: String
+    public var deviceToken: String
+
+    public init(apnsID: String, deviceToken: String) {
+        self.apnsID = apnsID
+        self.deviceToken = deviceToken
     }
 }
 

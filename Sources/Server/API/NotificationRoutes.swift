@@ -11,14 +11,14 @@ import Sandbox
 /// - `GET /api/v1/notifications/wait?count=N&timeout=SECONDS&…filters`: answers when N final records
 ///   match (408 with the current count at the timeout).
 /// - `DELETE /api/v1/notifications?…filters` (at least one filter, or `all=true`); the attachment files
-///   of deleted records go at the next retention pass.
+///   of deleted records are removed in the background.
 struct NotificationRoutes: Sendable {
     let notifications: any NotificationRepository
     let waiters: NotificationWaiters
     /// Attachments live under `<dataDirectory>/attachments/`.
     let dataDirectory: String
-    /// Told after records were deleted (their attachment files are swept later).
-    var onDelete: @Sendable () -> Void = {}
+    /// Told which records were deleted (their attachment files are removed in the background).
+    var onDelete: @Sendable ([NotificationKey]) -> Void = { _ in }
 
     static let finalStatuses: [NotificationStatus] = NotificationStatus.allCases.filter(\.isFinal)
 
@@ -38,7 +38,7 @@ struct NotificationRoutes: Sendable {
         router.get("/api/v1/notifications/{apnsId}/attachments/{identifier}") { request, parameters in
             APIResponse.run {
                 try attachment(apnsID: parameters["apnsId"] ?? "", identifier: parameters["identifier"] ?? "",
-                               device: QueryParameters(request.query)["device"])
+                               device: QueryParameters(request.query)["device"]?.lowercased())
             }
         }
     }
@@ -59,7 +59,8 @@ struct NotificationRoutes: Sendable {
     }
 
     func filter(from query: QueryParameters) throws -> NotificationFilter {
-        var filter = NotificationFilter(deviceToken: query["device"], topic: query["topic"], bundleID: query["bundleId"])
+        // Tokens are stored in lower case; clients may write them in either.
+        var filter = NotificationFilter(deviceToken: query["device"]?.lowercased(), topic: query["topic"], bundleID: query["bundleId"])
         if let status = query["status"] {
             guard let parsed = NotificationStatus(rawValue: status) else {
                 throw APIError(status: 400, code: "invalid_parameter", message: "status must be one of \(NotificationStatus.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -89,9 +90,9 @@ struct NotificationRoutes: Sendable {
         if filter == NotificationFilter() && query["all"] != "true" {
             throw APIError(status: 400, code: "filter_required", message: "Give a filter (device, topic, bundleId, status, since) or all=true")
         }
-        let deleted = try APIResponse.store { try notifications.delete(matching: filter) }
-        if deleted > 0 { onDelete() }
-        return .json(Array("{\"deleted\":\(deleted)}".utf8))
+        let deleted = try APIResponse.store { try notifications.deleteNotifications(matching: filter) }
+        onDelete(deleted)
+        return .json(Array("{\"deleted\":\(deleted.count)}".utf8))
     }
 
     /// The notification with this apns-id on `?device=` (the newest with it when no device is given),
@@ -100,7 +101,7 @@ struct NotificationRoutes: Sendable {
         let wait = try query.seconds("wait", in: 0...300) ?? 0
         let found: NotificationRecord?
         do {
-            found = try notifications.notification(apnsID: apnsID, deviceToken: query["device"])
+            found = try notifications.notification(apnsID: apnsID, deviceToken: query["device"]?.lowercased())
         } catch {
             throw APIError(status: 500, code: "store_error", message: "\(error)")
         }
