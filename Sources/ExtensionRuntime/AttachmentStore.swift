@@ -105,8 +105,15 @@ struct AttachmentStore {
             let folder = paths.attachmentsRoot + "/" + paths.attachmentFolder
             let fileName = name + "." + type.fileExtension
             do {
-                try FileSystem.makeDirectories(folder)
-                try FileSystem.move(resolved, to: folder + "/" + fileName)
+                do {
+                    try FileSystem.makeDirectories(folder)
+                    try FileSystem.move(resolved, to: folder + "/" + fileName)
+                } catch {
+                    // The attachment sweeper may have removed the empty apns-id folder between the two
+                    // `mkdir`s: once more.
+                    try FileSystem.makeDirectories(folder)
+                    try FileSystem.move(resolved, to: folder + "/" + fileName)
+                }
             } catch {
                 note(.attachmentDropped, "\(label): could not be stored (\(error))")
                 continue

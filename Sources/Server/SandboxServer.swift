@@ -280,6 +280,8 @@ public final class SandboxServer: Sendable {
         retention.stop()
         outbox.close()
         extensions.shutdown()
+        // Queued file removals still ask the store; retries after this point are dropped.
+        retention.attachments.stop()
         store.close()
     }
 
@@ -334,10 +336,12 @@ final class Retention: Sendable {
     func prune() {
         let now = clock.nowMilliseconds
         do {
+            let attachments = self.attachments
             let pruned = try store.prune(
-                keepingAtMost: settings.maxRecords, receivedBefore: now - Int64(settings.maxAgeDays * 86_400_000))
-            if !pruned.removed.isEmpty { logger.info("pruned notification records", [("count", "\(pruned.removed.count)")]) }
-            attachments.removed(pruned.removed)
+                keepingAtMost: settings.maxRecords, receivedBefore: now - Int64(settings.maxAgeDays * 86_400_000),
+                removed: { attachments.removed($0) })
+            let count = pruned.expired + pruned.overflow
+            if count > 0 { logger.info("pruned notification records", [("count", "\(count)")]) }
             // Events a webhook subscription has not been fed yet stay, whatever their age.
             let floor = try outbox.subscriptions().map(\.cursor).min() ?? .max
             let events = try store.pruneEvents(

@@ -177,15 +177,15 @@ extension SQLiteStore {
 
     /// ``prune(maxRecords:olderThan:)`` with the two counts apart: `expired` (final and older than
     /// the cutoff) and `overflow` (final records beyond the newest `maxRecords` final ones; records
-    /// still on their way to a device are never pruned, so nothing acknowledged is lost), and which
-    /// records went (`removed`: their attachment files are the caller's to remove). Deletes in chunks
-    /// of ``pruneChunk`` rows, each its own transaction.
+    /// still on their way to a device are never pruned, so nothing acknowledged is lost). Deletes in
+    /// chunks of ``pruneChunk`` rows, each its own transaction, and tells `removed` which records each
+    /// committed chunk took (their attachment files are the caller's to remove).
     public func prune(
-        keepingAtMost maxRecords: Int, receivedBefore cutoff: Int64
-    ) throws -> (expired: Int, overflow: Int, removed: [NotificationKey]) {
+        keepingAtMost maxRecords: Int, receivedBefore cutoff: Int64,
+        removed: ([NotificationKey]) -> Void = { _ in }
+    ) throws -> (expired: Int, overflow: Int) {
         let finalStatuses = SQLCondition(statusIn: NotificationStatus.allCases.filter(\.isFinal))
         let chunk = Self.pruneChunk
-        var removed: [NotificationKey] = []
         var expired = 0
         while true {
             let deleted = try write { connection in
@@ -203,10 +203,10 @@ extension SQLiteStore {
                 }
             }
             expired += deleted.count
-            removed += deleted
+            if !deleted.isEmpty { removed(deleted) }
             if deleted.count < chunk { break }
         }
-        guard maxRecords >= 0 else { return (expired, 0, removed) }
+        guard maxRecords >= 0 else { return (expired, 0) }
         var overflow = 0
         while true {
             let deleted = try write { connection in
@@ -224,10 +224,10 @@ extension SQLiteStore {
                 }
             }
             overflow += deleted.count
-            removed += deleted
+            if !deleted.isEmpty { removed(deleted) }
             if deleted.count < chunk { break }
         }
-        return (expired, overflow, removed)
+        return (expired, overflow)
     }
 
     private static func decodeRecords(_ statement: SQLiteConnection.Statement) throws -> [NotificationRecord] {

@@ -48,7 +48,7 @@ import Testing
             token.map { live.contains(NotificationKey(apnsID: apnsID, deviceToken: $0)) } ?? live.contains { $0.apnsID == apnsID }
         }
         let later = Date().addingTimeInterval(AttachmentSweeper.recentSeconds + 60)
-        let removed = try sweeper.sweep([
+        let outcome = sweeper.sweep([
             key("reused", Self.tokenA), key("reused", Self.tokenB), key("gone", Self.tokenA), key("old", Self.tokenA),
             key("long-id", String(repeating: "c", count: 158) + "dd"),
         ], now: later)
@@ -60,27 +60,44 @@ import Testing
         #expect(exists(longFolder + "/e.png"))
         #expect(!exists(folder("long-id", String(repeating: "c", count: 158) + "dd")))
         // reused/B, gone/A, gone, old/d.png, old, long-id/…dd
-        #expect(removed == 6)
+        #expect(outcome.removed == 6)
+        #expect(outcome.recent.isEmpty && outcome.failed.isEmpty && outcome.error == nil)
     }
 
-    /// Folders changed recently are left (an extension may still be moving files in); a store error
-    /// stops the pass with the files in place; queued work runs in the background.
-    @Test func recentFoldersAndStoreErrorsLeaveFiles() throws {
+    /// Folders changed recently are left for a later look (an extension may still be moving files in);
+    /// a store error stops the pass with the files in place and the unchecked pairs kept for a retry;
+    /// queued work runs in the background; after `stop` nothing runs.
+    @Test func recentFoldersAndStoreErrorsAreKeptForLater() throws {
         struct StoreDown: Error {}
         let root = NSTemporaryDirectory() + "attachments-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: root) }
         let path = AttachmentFolders.folder(apnsID: "id", deviceToken: Self.tokenA)
-        try makeFiles(root, [path + "/a.png"])
+        let other = AttachmentFolders.folder(apnsID: "id2", deviceToken: Self.tokenA)
+        try makeFiles(root, [path + "/a.png", other + "/b.png"])
         let gone = AttachmentSweeper(root: root, logger: Self.logger) { _, _ in false }
-        #expect(try gone.sweep([key("id", Self.tokenA)], now: Date()) == 0)
+        let recent = gone.sweep([key("id", Self.tokenA)], now: Date())
+        #expect(recent.removed == 0 && recent.recent == [key("id", Self.tokenA)])
         #expect(FileManager.default.fileExists(atPath: root + "/" + path + "/a.png"))
+
         let failing = AttachmentSweeper(root: root, logger: Self.logger) { _, _ in throw StoreDown() }
-        #expect(throws: StoreDown.self) {
-            try failing.sweep([key("id", Self.tokenA)], now: Date().addingTimeInterval(3600))
-        }
+        let failed = failing.sweep([key("id", Self.tokenA), key("id2", Self.tokenA)], now: Date().addingTimeInterval(3600))
+        #expect(failed.error is StoreDown)
+        #expect(failed.failed == [key("id", Self.tokenA), key("id2", Self.tokenA)])
         #expect(FileManager.default.fileExists(atPath: root + "/" + path + "/a.png"))
-        gone.removed([key("id", Self.tokenA)])
+
+        let third = AttachmentFolders.folder(apnsID: "id3", deviceToken: Self.tokenA)
+        try makeFiles(root, [third + "/c.png"])
+        let anHourAgo = Date().addingTimeInterval(-3600)
+        for folder in [other, third] {
+            try FileManager.default.setAttributes([.modificationDate: anHourAgo], ofItemAtPath: root + "/" + folder)
+        }
+        gone.removed([key("id", Self.tokenA), key("id3", Self.tokenA)])
         gone.drain()
         #expect(FileManager.default.fileExists(atPath: root + "/" + path), "recent: still there after the queued pass")
+        #expect(!FileManager.default.fileExists(atPath: root + "/id3"), "old and gone: removed in the background")
+        gone.stop()
+        gone.removed([key("id2", Self.tokenA)])
+        gone.drain()
+        #expect(FileManager.default.fileExists(atPath: root + "/" + other), "stopped: nothing runs")
     }
 }

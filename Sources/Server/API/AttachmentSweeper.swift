@@ -5,6 +5,7 @@ import Foundation
 import Glibc
 import Sandbox
 import Support
+import Synchronization
 
 /// Deletes the attachment folders of notifications that were removed.
 ///
@@ -12,9 +13,10 @@ import Support
 /// removes `<data>/attachments/<apnsId>/<device>/` for each pair that is still gone when the work runs
 /// (a new push may reuse the pair), the files of the older layout (`<apnsId>/<file>`) once no device has
 /// that apns-id any more, and the apns-id folder once it is empty (`rmdir`, which never removes a folder
-/// that gained a file meanwhile). A folder changed within the last ``recentSeconds`` is left alone: an
-/// extension may still be moving files into it for a record the API deleted while it ran. The work runs
-/// on a utility queue, one batch after another, never on the caller's thread.
+/// that gained a file meanwhile). A folder changed within the last ``recentSeconds`` is looked at again
+/// that long later: an extension may still be moving files into it for a record the API deleted while
+/// it ran. Pairs whose check failed (the store) are tried again a minute later, a few times. The work
+/// runs on a utility queue, never on the caller's thread, until ``stop()``.
 final class AttachmentSweeper: Sendable {
     /// `<data>/attachments`.
     let root: String
@@ -22,7 +24,20 @@ final class AttachmentSweeper: Sendable {
     private let exists: @Sendable (_ apnsID: String, _ deviceToken: String?) throws -> Bool
     private let queue = DispatchQueue(label: "attachment-sweeper", qos: .utility)
     private let logger: Logger
+    private let stopped = Atomic<Bool>(false)
     static let recentSeconds: Double = 300
+    static let retrySeconds: Double = 60
+    static let maxAttempts = 3
+
+    /// What one pass left for later.
+    struct Outcome {
+        var removed = 0
+        /// Folders changed too recently to judge.
+        var recent: [NotificationKey] = []
+        /// Pairs not checked because the store failed (with the error).
+        var failed: [NotificationKey] = []
+        var error: (any Error)?
+    }
 
     init(root: String, logger: Logger, exists: @escaping @Sendable (_ apnsID: String, _ deviceToken: String?) throws -> Bool) {
         self.root = root
@@ -32,36 +47,62 @@ final class AttachmentSweeper: Sendable {
 
     /// Queues the removal of the files of these removed notifications.
     func removed(_ notifications: [NotificationKey]) {
-        guard !notifications.isEmpty else { return }
-        queue.async { [self] in
-            do {
-                let count = try sweep(notifications, now: Date())
-                if count > 0 { logger.info("removed attachments of removed notifications", [("count", "\(count)")]) }
-            } catch {
-                logger.warning("removing attachments failed", [("error", "\(error)")])
+        schedule(notifications, after: 0, attempt: 1)
+    }
+
+    private func schedule(_ notifications: [NotificationKey], after seconds: Double, attempt: Int) {
+        guard !notifications.isEmpty, !stopped.load(ordering: .relaxed) else { return }
+        queue.asyncAfter(deadline: .now() + seconds) { [self] in
+            guard !stopped.load(ordering: .relaxed) else { return }
+            let outcome = sweep(notifications, now: Date())
+            if outcome.removed > 0 {
+                logger.info("removed attachments of removed notifications", [("count", "\(outcome.removed)")])
+            }
+            schedule(outcome.recent, after: Self.recentSeconds, attempt: attempt)
+            if let error = outcome.error {
+                logger.warning("removing attachments failed", [("error", "\(error)"), ("attempt", "\(attempt)")])
+                if attempt < Self.maxAttempts { schedule(outcome.failed, after: Self.retrySeconds, attempt: attempt + 1) }
             }
         }
     }
 
-    /// Waits until the queued work is done (tests, shutdown).
+    /// Waits until the work queued so far is done (tests).
     func drain() {
         queue.sync {}
     }
 
-    /// Removes what belongs to `notifications` and is gone; returns how many folders and files went.
-    func sweep(_ notifications: [NotificationKey], now: Date) throws -> Int {
+    /// Drops queued and later work (the store is closing).
+    func stop() {
+        stopped.store(true, ordering: .relaxed)
+        queue.sync {}
+    }
+
+    /// One pass: removes what belongs to `notifications` and is gone.
+    func sweep(_ notifications: [NotificationKey], now: Date) -> Outcome {
         let files = FileManager.default
-        var removed = 0
+        var outcome = Outcome()
         var apnsIDs: [String] = []
         var seen = Set<String>()
-        for notification in notifications {
+        for (index, notification) in notifications.enumerated() {
             let (apnsID, deviceToken) = (notification.apnsID, notification.deviceToken)
-            if seen.insert(apnsID).inserted { apnsIDs.append(apnsID) }
             let folder = root + "/" + AttachmentFolders.folder(apnsID: apnsID, deviceToken: deviceToken)
-            guard files.fileExists(atPath: folder), !isRecent(folder, now: now),
-                  try !exists(apnsID, deviceToken)
-            else { continue }
-            if (try? files.removeItem(atPath: folder)) != nil { removed += 1 }
+            guard files.fileExists(atPath: folder) else {
+                if seen.insert(apnsID).inserted { apnsIDs.append(apnsID) }
+                continue
+            }
+            if isRecent(folder, now: now) {
+                outcome.recent.append(notification)
+                continue
+            }
+            do {
+                if try exists(apnsID, deviceToken) { continue }
+            } catch {
+                outcome.error = error
+                outcome.failed = Array(notifications[index...])
+                return outcome
+            }
+            if (try? files.removeItem(atPath: folder)) != nil { outcome.removed += 1 }
+            if seen.insert(apnsID).inserted { apnsIDs.append(apnsID) }
         }
         for apnsID in apnsIDs {
             let folder = root + "/" + AttachmentFolders.apnsFolder(apnsID)
@@ -70,14 +111,14 @@ final class AttachmentSweeper: Sendable {
                 var isDirectory: ObjCBool = false
                 return files.fileExists(atPath: folder + "/" + entry, isDirectory: &isDirectory) && !isDirectory.boolValue
             }
-            if !oldLayoutFiles.isEmpty, try !exists(apnsID, nil) {
+            if !oldLayoutFiles.isEmpty, (try? exists(apnsID, nil)) == false {
                 for file in oldLayoutFiles where !isRecent(folder + "/" + file, now: now) {
-                    if unlink(folder + "/" + file) == 0 { removed += 1 }
+                    if unlink(folder + "/" + file) == 0 { outcome.removed += 1 }
                 }
             }
-            if rmdir(folder) == 0 { removed += 1 }
+            if rmdir(folder) == 0 { outcome.removed += 1 }
         }
-        return removed
+        return outcome
     }
 
     private func isRecent(_ path: String, now: Date) -> Bool {
