@@ -52,7 +52,7 @@ final class AttachmentSweeper: Sendable {
 
     private func schedule(_ notifications: [NotificationKey], after seconds: Double, attempt: Int) {
         guard !notifications.isEmpty, !stopped.load(ordering: .relaxed) else { return }
-        queue.asyncAfter(deadline: .now() + seconds) { [self] in
+        let work: @Sendable () -> Void = { [self] in
             guard !stopped.load(ordering: .relaxed) else { return }
             let outcome = sweep(notifications, now: Date())
             if outcome.removed > 0 {
@@ -64,9 +64,15 @@ final class AttachmentSweeper: Sendable {
                 if attempt < Self.maxAttempts { schedule(outcome.failed, after: Self.retrySeconds, attempt: attempt + 1) }
             }
         }
+        // Now means queued now, so that `drain` waits for it.
+        if seconds > 0 {
+            queue.asyncAfter(deadline: .now() + seconds, execute: work)
+        } else {
+            queue.async(execute: work)
+        }
     }
 
-    /// Waits until the work queued so far is done (tests).
+    /// Waits until the work queued so far is done (tests); work scheduled for later is not waited for.
     func drain() {
         queue.sync {}
     }
