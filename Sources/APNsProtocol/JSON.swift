@@ -121,14 +121,7 @@ public enum JSON: Sendable, Equatable {
     /// levels (client input never gets more than ``maxDepth``; documents the sandbox wrapped around
     /// client JSON, such as event envelopes, may need a few more).
     public static func parse(_ bytes: [UInt8], maxDepth: Int = maxDepth) throws -> JSON {
-        var reader = JSONReader(bytes, maxDepth: maxDepth)
-        do {
-            let value = try reader.readTree()
-            try reader.readEnd()
-            return value
-        } catch {
-            throw ParseError(offset: reader.position)
-        }
+        try readDocument(bytes, maxDepth: maxDepth) { reader in try reader.readTree() }
     }
 
     /// A member of a document's root object with the text it had.
@@ -141,11 +134,19 @@ public enum JSON: Sendable, Equatable {
 
     /// The members of a document whose root must be an object, in order, duplicates included.
     public static func rootMembers(of bytes: [UInt8]) throws -> [RootMember] {
-        var reader = JSONReader(bytes)
+        try readDocument(bytes, maxDepth: maxDepth) { reader in try reader.readRootMembers() }
+    }
+
+    /// Reads one whole document with `body` (nothing but white space may follow); failures become a
+    /// ``ParseError`` at the reader's position.
+    private static func readDocument<Value>(
+        _ bytes: [UInt8], maxDepth: Int, _ body: (inout JSONReader) throws -> Value
+    ) throws -> Value {
+        var reader = JSONReader(bytes, maxDepth: maxDepth)
         do {
-            let members = try reader.readRootMembers()
+            let value = try body(&reader)
             try reader.readEnd()
-            return members
+            return value
         } catch {
             throw ParseError(offset: reader.position)
         }

@@ -33,7 +33,7 @@ public struct JSONWriter: Sendable {
     public mutating func member(_ name: String, _ value: String?) {
         guard let value else { return }
         key(name)
-        Self.appendString(value, to: &bytes)
+        JSONString.append(value, to: &bytes)
     }
 
     public mutating func member(_ name: String, _ value: Int64?) {
@@ -82,7 +82,7 @@ public struct JSONWriter: Sendable {
         bytes.append(UInt8(ascii: "["))
         for (index, value) in values.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            Self.appendString(value, to: &bytes)
+            JSONString.append(value, to: &bytes)
         }
         bytes.append(UInt8(ascii: "]"))
     }
@@ -90,12 +90,7 @@ public struct JSONWriter: Sendable {
     private mutating func key(_ name: String) {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
         needsComma = true
-        Self.appendString(name, to: &bytes)
+        JSONString.append(name, to: &bytes)
         bytes.append(UInt8(ascii: ":"))
-    }
-
-    /// Appends `value` as a quoted, escaped JSON string.
-    public static func appendString(_ value: String, to bytes: inout [UInt8]) {
-        JSONString.append(value, to: &bytes)
     }
 }

@@ -1,12 +1,13 @@
 // APNs Sandbox — JSONWriter: members, escaping, and round trips through Foundation's parser.
 import APNsProtocol
 import Foundation
+import Support
 import Testing
 
 @Suite struct JSONWriterTests {
     private func written(_ value: String) -> String {
         var bytes: [UInt8] = []
-        JSONWriter.appendString(value, to: &bytes)
+        JSONString.append(value, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
 

@@ -52,9 +52,14 @@ public enum NotificationEvents {
             }
             writer.member("timings", json: timings.finish())
         }
-        writer.member("href", "/api/v1/notifications/\(record.apnsID)?device=\(record.deviceToken)")
+        writer.member("href", href(apnsID: record.apnsID, deviceToken: record.deviceToken))
         return EventDraft(
             type: type, time: at, deviceToken: record.deviceToken, topic: record.topic, data: writer.finish())
+    }
+
+    /// The notification's path in the REST API (`under` it: one of its parts), for this device.
+    static func href(apnsID: String, deviceToken: String, under part: String = "") -> String {
+        "/api/v1/notifications/" + apnsID + part + "?device=" + deviceToken
     }
 
     /// What the user sees, as in the REST API's `DisplayedContent` (attachments with their download path).
@@ -76,7 +81,7 @@ public enum NotificationEvents {
             item.member("identifier", attachment.identifier)
             item.member("type", attachment.type)
             item.member("size", attachment.size)
-            item.member("href", "/api/v1/notifications/\(apnsID)/attachments/\(attachment.identifier)?device=\(deviceToken)")
+            item.member("href", href(apnsID: apnsID, deviceToken: deviceToken, under: "/attachments/" + attachment.identifier))
             return item.finish()
         })
         return writer.finish()
