@@ -20,8 +20,10 @@ extension PushRequestValidator {
     /// 4. `apns-priority` not exactly `1`, `5` or `10` → `BadPriority`.
     /// 5. `apns-expiration` not a non-negative decimal integer (digits only, no sign) fitting `Int64`
     ///    → `BadExpirationDate`. `0` is valid ("try once, don't store").
-    /// 6. `apns-collapse-id` longer than 64 UTF-8 bytes → `BadCollapseId`. An empty value is treated as
-    ///    absent (Apple does not say; it cannot collapse anything).
+    /// 6. `apns-collapse-id` longer than 64 UTF-8 bytes, or not UTF-8 → `BadCollapseId`. The HTTP layer
+    ///    decodes header bytes that are not UTF-8 as U+FFFD, so a value holding U+FFFD is refused rather
+    ///    than stored as something the client never sent. An empty value is treated as absent (Apple
+    ///    does not say; it cannot collapse anything).
     /// 7. `apns-topic` empty, longer than 255 bytes, or containing white space or control characters
     ///    (any Unicode white space, C0, DEL or C1) → `BadTopic`. A missing topic is not an error here:
     ///    whether one is required depends on the connection (see `MissingTopic`).
@@ -75,7 +77,9 @@ extension PushRequestValidator {
             result.expiration = expiration
         }
         if let rawCollapseID, !rawCollapseID.isEmpty {
-            guard rawCollapseID.utf8.count <= maxCollapseIDBytes else { return .failure(APNsError(.badCollapseId)) }
+            guard rawCollapseID.utf8.count <= maxCollapseIDBytes, !rawCollapseID.unicodeScalars.contains("\u{FFFD}") else {
+                return .failure(APNsError(.badCollapseId))
+            }
             result.collapseID = rawCollapseID
         }
         if let rawTopic {

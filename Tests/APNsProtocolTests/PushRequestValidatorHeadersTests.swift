@@ -145,6 +145,8 @@ import Testing
         let euro21 = String(repeating: "€", count: 21)  // 63 bytes, 21 characters
         #expect(validate([("apns-collapse-id", euro21 + "c")]).value?.collapseID == euro21 + "c")
         #expect(validate([("apns-collapse-id", euro21 + "é")]).reason == .badCollapseId)  // 65 bytes, 22 characters
+        // Bytes that were not UTF-8 reach the validator as U+FFFD: refused, not stored as a different id.
+        #expect(validate([("apns-collapse-id", String(decoding: [0x61, 0xFF, 0x62], as: UTF8.self))]).reason == .badCollapseId)
     }
 
     /// An empty collapse id counts as absent.
