@@ -52,3 +52,14 @@ public enum SecureRandom {
         return bytes
     }
 }
+
+/// Comparison of secrets in time independent of where they differ (OpenSSL's `CRYPTO_memcmp`).
+public enum ConstantTime {
+    /// Whether `a` equals `b`. Both are hashed with SHA-256 first, so neither their contents nor their
+    /// lengths show in the time taken (a length check first would tell an attacker the secret's length).
+    public static func equals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        let left = SHA256Digest.hash(a)
+        let right = SHA256Digest.hash(b)
+        return CRYPTO_memcmp(left, right, left.count) == 0
+    }
+}

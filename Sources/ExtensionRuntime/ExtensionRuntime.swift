@@ -145,6 +145,12 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
         case .builtin(let steps):
             driver = BuiltinDriver(steps: steps, request: context.request, fetcher: fetcher)
         case .exec(let settings):
+            if let problem = configuration.execPolicy.problem(
+                running: settings.path, searchPath: settings.environment["PATH"] ?? ExecPolicy.defaultSearchPath)
+            {
+                fallBack(problem)
+                return
+            }
             driver = ExecDriver(settings: settings, reactor: reactor, launcher: launcher)
         case .webhook(let settings):
             driver = WebhookDriver(settings: settings, fetcher: fetcher)

@@ -39,6 +39,9 @@ public struct RuntimeConfiguration: Sendable {
     public var maxMessageBytes = 1 << 20
     /// Largest webhook response body.
     public var maxWebhookResponseBytes = 1 << 20
+    /// The programs exec extensions may start; an app whose extension names another one shows the
+    /// original (`original-error`, with the reason in the timeline).
+    public var execPolicy = ExecPolicy.unrestricted
 
     public init(dataDirectory: String) {
         self.dataDirectory = dataDirectory

@@ -109,6 +109,8 @@ public final class SandboxServer: Sendable {
         runtimeConfiguration.defaultGraceMilliseconds = configuration.extensions.defaultGraceMilliseconds
         runtimeConfiguration.allowBudgetHeader = configuration.extensions.allowBudgetHeader
         runtimeConfiguration.maxConcurrentInstances = configuration.extensions.maxConcurrentInstances
+        let execPolicy = Self.execPolicy(from: configuration)
+        runtimeConfiguration.execPolicy = execPolicy
         let extensions = ExtensionRuntime(
             configuration: runtimeConfiguration, clock: clock, logger: logger.with("component", "extensions"))
         self.extensions = extensions
@@ -146,7 +148,7 @@ public final class SandboxServer: Sendable {
         NotificationRoutes(notifications: store, waiters: waiters, dataDirectory: dataDirectory,
                            onDelete: { removed in attachments.removed(removed) }).register(on: &router)
         DeviceRoutes(service: devices).register(on: &router)
-        AppRoutes(devices: store, registry: registry).register(on: &router)
+        AppRoutes(devices: store, registry: registry, execPolicy: execPolicy).register(on: &router)
         EventRoutes(hub: eventHub).register(on: &router)
         WebhookRoutes(repository: outbox, dispatcher: webhooks).register(on: &router)
         OpenAPIDocument.register(on: &router)
@@ -161,7 +163,9 @@ public final class SandboxServer: Sendable {
                 info.peerCertificate?.isTrusted == true ? fullStreams : min(streamsBeforeAuthentication, fullStreams)
             }
         }
-        let pipeline = HTTPPipeline(responder: router, options: options, logger: logger.with("component", "http"))
+        let access = try AdminAccessPolicy.make(configuration: configuration, logger: logger.with("component", "admin"))
+        let pipeline = HTTPPipeline(
+            responder: AdminGuard(policy: access, next: router), options: options, logger: logger.with("component", "http"))
         group = try EventLoopGroup(count: configuration.eventLoops)
         var serverConfiguration = TCPServer.Configuration(
             listeners: configuration.listeners.map {
@@ -233,6 +237,23 @@ public final class SandboxServer: Sendable {
                 description: configured.description, maxConcurrentDeliveries: configured.maxConcurrentDeliveries,
                 createdAt: existing?.createdAt ?? now, source: "config"), cursor: latest)
         }
+    }
+
+    /// The programs exec extensions may run: `extensions.allowedExecutables` (relative to the
+    /// configuration file) and the exec extensions of the file's own apps (relative to the working
+    /// directory, as they run).
+    static func execPolicy(from configuration: SandboxConfiguration) -> ExecPolicy {
+        let base = configuration.baseDirectory.map { $0.isEmpty ? "." : $0 }
+        var entries = configuration.extensions.allowedExecutables.map { entry in
+            entry.hasPrefix("/") || base == nil ? entry : base! + "/" + entry
+        }
+        for app in configuration.apps {
+            guard let json = app.serviceExtension?.serialized,
+                let parsed = try? ExtensionConfiguration(json: json), case .exec(let settings) = parsed.kind
+            else { continue }
+            entries.append(settings.path)
+        }
+        return ExecPolicy(allowing: entries)
     }
 
     static func httpOptions(from configuration: SandboxConfiguration) -> HTTPServerOptions {

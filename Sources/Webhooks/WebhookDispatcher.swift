@@ -120,6 +120,21 @@ public final class WebhookDispatcher: Sendable {
         schedulePump()
     }
 
+    /// Gives a subscription a new signing secret: every attempt from now on is signed with it, none with
+    /// the old one. Returns the updated subscription, nil when there is none with that id.
+    public func rotateSecret(subscriptionID id: String, to secret: String) throws -> WebhookSubscription? {
+        guard let stored = try repository.subscriptions().first(where: { $0.subscription.id == id }) else { return nil }
+        var subscription = stored.subscription
+        subscription.secret = secret
+        try repository.saveSubscription(subscription, cursor: stored.cursor)
+        state.withLock { state in
+            guard let endpoint = state.endpoints[id] else { return }
+            endpoint.target = WebhookTarget(
+                subscriptionID: id, url: endpoint.target.url, key: WebhookSignature.key(ofSecret: secret) ?? [])
+        }
+        return subscription
+    }
+
     /// Deletes a subscription and its delivery log; false when it did not exist.
     public func remove(id: String) throws -> Bool {
         // Forget it first, so no new delivery is fanned out for it; the store refuses deliveries of an

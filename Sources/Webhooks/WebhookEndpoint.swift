@@ -13,7 +13,8 @@ struct WebhookTarget: Sendable {
 /// One subscription's live state. A class, mutated in place under the dispatcher's lock (a struct in the
 /// dictionary was copied out and back for every change, and its queue of deliveries with it).
 final class WebhookEndpoint {
-    let target: WebhookTarget
+    /// Replaced when the subscription's secret is rotated (attempts already started keep the old one).
+    var target: WebhookTarget
     let filter: EventFilter
     let capacity: Int
     var cursor: Int64

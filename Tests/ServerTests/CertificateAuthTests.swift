@@ -267,13 +267,13 @@ struct CertificateAuthTests {
 
             let bad = try await curl([
                 "-X", "POST", "\(server.httpBase)/api/v1/apps/com.example.app/client-certificates",
-                "-d", #"{"environment":"staging"}"#, "-w", "\n%{http_code}",
+                "-H", "content-type: application/json", "-d", #"{"environment":"staging"}"#, "-w", "\n%{http_code}",
             ])
             #expect(bad.stdoutText.hasSuffix("\n422"))
             #expect(bad.stdoutText.contains("invalid_environment"))
             let garbage = try await curl([
                 "-X", "POST", "\(server.httpBase)/api/v1/apps/com.example.app/client-certificates",
-                "-d", "{nope", "-w", "\n%{http_code}",
+                "-H", "content-type: application/json", "-d", "{nope", "-w", "\n%{http_code}",
             ])
             #expect(garbage.stdoutText.hasSuffix("\n400"))
         }

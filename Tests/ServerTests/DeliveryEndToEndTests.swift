@@ -223,7 +223,7 @@ import Testing
             ]
             for (method, path, body, expected) in cases {
                 var arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", method, server.httpBase + path]
-                if let body { arguments += ["-d", body] }
+                if let body { arguments += ["-H", "content-type: application/json", "-d", body] }
                 let output = try await curl(arguments)
                 #expect(output.stdoutText == "\(expected)", "\(method) \(path) → \(output.stdoutText)")
             }

@@ -62,7 +62,7 @@ struct ExtensionEndToEndTests {
             fast.send(signal: SIGKILL)
             slow.send(signal: SIGKILL)
         }
-        try await withServer { server in
+        try await withServer(configure: { $0.extensions.allowedExecutables = [example] }) { server in
             let configured = try await post(
                 "\(server.httpBase)/api/v1/apps/\(testTopic)",
                 #"{"serviceExtension":{"kind":"exec","path":"\#(example)","budgetMs":3000,"graceMs":1000}}"#,

@@ -225,7 +225,7 @@ struct HTTP2EndToEndTests {
             // Not the push endpoint: APNs' own 4 KB payload limit would answer first there.
             let url = "/upload-target"
             let fits = try await curl([
-                "--http2-prior-knowledge", "-o", "/dev/null", "-w", "%{http_code}",
+                "--http2-prior-knowledge", "-o", "/dev/null", "-w", "%{http_code}", "-H", "content-type: application/json",
                 "--data-binary", "@\(directory)/fits", server.httpBase + url,
             ])
             #expect(fits.stdoutText == "404", "the whole body was read and the request routed: \(fits)")

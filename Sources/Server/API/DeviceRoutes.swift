@@ -151,6 +151,8 @@ struct DeviceRoutes: Sendable {
 struct AppRoutes: Sendable {
     let devices: any DeviceRepository
     let registry: DeviceRegistry
+    /// The programs an `exec` extension set through the API may name.
+    let execPolicy: ExecPolicy
 
     func register(on router: inout Router) {
         router.get("/api/v1/apps") { _, _ in
@@ -191,7 +193,7 @@ struct AppRoutes: Sendable {
         }
         let record = AppRecord(
             bundleID: bundleID, teamID: teamID, strings: request.strings ?? [:],
-            serviceExtensionJSON: try request.serviceExtension.flatMap { $0 == .null ? nil : try APIBody.serviceExtensionText($0) })
+            serviceExtensionJSON: try request.serviceExtension.flatMap { $0 == .null ? nil : try APIBody.serviceExtensionText($0, execPolicy: execPolicy) })
         try APIResponse.store { try devices.saveApp(record) }
         registry.upsert(App(bundleID: bundleID, teamID: teamID))
         return .json(status: 201, encoding: AppDTO(record))
@@ -212,7 +214,7 @@ struct AppRoutes: Sendable {
         }
         if let strings = request.strings { record.strings = strings }
         if let serviceExtension = request.serviceExtension {
-            record.serviceExtensionJSON = serviceExtension == .null ? nil : try APIBody.serviceExtensionText(serviceExtension)
+            record.serviceExtensionJSON = serviceExtension == .null ? nil : try APIBody.serviceExtensionText(serviceExtension, execPolicy: execPolicy)
         }
         try APIResponse.store { try devices.saveApp(record) }
         registry.upsert(App(bundleID: record.bundleID, teamID: record.teamID))
@@ -272,13 +274,26 @@ enum APIBody {
         return keys
     }
 
-    /// A service extension configuration the runtime accepts (422 naming the bad key otherwise).
-    static func serviceExtensionText(_ value: JSON) throws -> String {
+    /// A service extension configuration the runtime accepts (422 naming the bad key otherwise) and the
+    /// API may set: an `exec` program must be allowed by `execPolicy`, and its environment is the
+    /// configuration file's to give (403 otherwise: `LD_PRELOAD` and the like would run any code).
+    static func serviceExtensionText(_ value: JSON, execPolicy: ExecPolicy) throws -> String {
         let text = value.serialized
+        let configuration: ExtensionConfiguration
         do {
-            try ExtensionConfiguration.validate(json: text)
+            configuration = try ExtensionConfiguration(json: text)
         } catch {
             throw APIError(status: 422, code: "invalid_service_extension", message: "\(error)")
+        }
+        if case .exec(let settings) = configuration.kind {
+            if !settings.environment.isEmpty {
+                throw APIError(
+                    status: 403, code: "exec_not_allowed",
+                    message: "The environment of an exec extension can only be set in the configuration file")
+            }
+            if let problem = execPolicy.problem(running: settings.path) {
+                throw APIError(status: 403, code: "exec_not_allowed", message: problem)
+            }
         }
         return text
     }

@@ -15,19 +15,20 @@ enum OpenAPIDocument {
       "info": {
         "title": "APNs Sandbox API",
         "version": "1.0.0",
-        "description": "Drive and inspect the simulated devices behind APNs Sandbox. Errors are {\"error\":{\"code\",\"message\"}}."
+        "description": "Drive and inspect the simulated devices behind APNs Sandbox. Errors are {\"error\":{\"code\",\"message\"}}. When a listener serving this API is not loopback-only, every operation except health, ca.pem and this document needs the admin token (Authorization: Bearer, or Basic with the token as password): 401 without it. Requests that change state are refused with 403 from pages of another origin and with 415 unless their body is application/json. See docs/security.md."
       },
+      "security": [ {}, { "adminToken": [] }, { "adminBasic": [] } ],
       "paths": {
         "/healthz": {
-          "get": { "operationId": "health", "responses": { "200": { "description": "Alive", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Status" } } } } } }
+          "get": { "operationId": "health", "security": [], "responses": { "200": { "description": "Alive", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Status" } } } } } }
         },
         "/readyz": {
-          "get": { "operationId": "ready", "responses": {
+          "get": { "operationId": "ready", "security": [], "responses": {
             "200": { "description": "Serving", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Status" } } } },
             "503": { "description": "Draining", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Status" } } } } } }
         },
         "/ca.pem": {
-          "get": { "operationId": "getCACertificate", "description": "The sandbox CA (PEM) that clients trust for the TLS listener.", "responses": {
+          "get": { "operationId": "getCACertificate", "security": [], "description": "The sandbox CA (PEM) that clients trust for the TLS listener.", "responses": {
             "200": { "description": "The CA certificate", "content": { "application/x-pem-file": { "schema": { "type": "string" } } } } } }
         },
         "/api/v1/devices": {
@@ -84,6 +85,7 @@ enum OpenAPIDocument {
             "responses": {
               "201": { "description": "Created", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/App" } } } },
               "400": { "$ref": "#/components/responses/Problem" },
+              "403": { "description": "An exec extension whose program is not allowed (extensions.allowedExecutables) or that sets an environment", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Problem" } } } },
               "409": { "$ref": "#/components/responses/Problem" },
               "422": { "$ref": "#/components/responses/Problem" }
             }
@@ -100,6 +102,7 @@ enum OpenAPIDocument {
             "responses": {
               "200": { "description": "The updated app", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/App" } } } },
               "400": { "$ref": "#/components/responses/Problem" },
+              "403": { "description": "An exec extension whose program is not allowed (extensions.allowedExecutables) or that sets an environment", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Problem" } } } },
               "404": { "$ref": "#/components/responses/Problem" },
               "422": { "$ref": "#/components/responses/Problem" }
             }
@@ -219,7 +222,7 @@ enum OpenAPIDocument {
             "200": { "description": "Subscriptions", "content": { "application/json": { "schema": { "type": "object", "required": ["webhooks"], "properties": { "webhooks": { "type": "array", "items": { "$ref": "#/components/schemas/Webhook" } } } } } } } } },
           "post": {
             "operationId": "createWebhook",
-            "description": "Subscribes a URL to events (all when events is empty). The secret (whsec_…) is generated when not given. The subscription receives events logged from now on.",
+            "description": "Subscribes a URL to events (all when events is empty). The secret (whsec_…) is generated when not given; this answer is the only one that shows it, besides a rotation. The subscription receives events logged from now on.",
             "requestBody": { "required": true, "content": { "application/json": { "schema": { "$ref": "#/components/schemas/CreateWebhook" } } } },
             "responses": {
               "201": { "description": "Created", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Webhook" } } } },
@@ -260,6 +263,21 @@ enum OpenAPIDocument {
             "202": { "description": "Queued", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/WebhookDelivery" } } } },
             "404": { "$ref": "#/components/responses/Problem" } } }
         },
+        "/api/v1/webhooks/{id}/rotate-secret": {
+          "parameters": [ { "$ref": "#/components/parameters/WebhookID" } ],
+          "post": {
+            "operationId": "rotateWebhookSecret",
+            "description": "Gives the subscription a new signing secret (the body's, else a generated one) and shows it, once. Every attempt from now on is signed with it.",
+            "requestBody": { "required": false, "content": { "application/json": { "schema": { "type": "object", "properties": {
+              "secret": { "type": "string", "pattern": "^whsec_[A-Za-z0-9+/=]+$" } } } } } },
+            "responses": {
+              "200": { "description": "The subscription with its new secret", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Webhook" } } } },
+              "400": { "$ref": "#/components/responses/Problem" },
+              "404": { "$ref": "#/components/responses/Problem" },
+              "422": { "$ref": "#/components/responses/Problem" }
+            }
+          }
+        },
         "/api/v1/webhooks/{id}/test": {
           "parameters": [ { "$ref": "#/components/parameters/WebhookID" } ],
           "post": { "operationId": "sendWebhookTest", "description": "Queues a webhook.test message for this subscription only.", "responses": {
@@ -294,6 +312,10 @@ enum OpenAPIDocument {
         }
       },
       "components": {
+        "securitySchemes": {
+          "adminToken": { "type": "http", "scheme": "bearer", "description": "The admin token (admin.token, APNS_SANDBOX_ADMIN_TOKEN, admin.tokenFile, or <dataDirectory>/admin-token)" },
+          "adminBasic": { "type": "http", "scheme": "basic", "description": "admin.username (default admin) and the admin token as the password" }
+        },
         "parameters": {
           "Limit": { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": 1000 } },
           "Offset": { "name": "offset", "in": "query", "schema": { "type": "integer", "minimum": 0, "maximum": 2147483647 } },
@@ -382,13 +404,14 @@ enum OpenAPIDocument {
           },
           "Webhook": {
             "type": "object",
-            "required": ["id", "url", "events", "devices", "topics", "secret", "createdAt", "source"],
+            "required": ["id", "url", "events", "devices", "topics", "createdAt", "source"],
             "properties": {
               "id": { "type": "string" }, "url": { "type": "string" },
               "events": { "type": "array", "items": { "type": "string" } },
               "devices": { "type": "array", "items": { "type": "string" } },
               "topics": { "type": "array", "items": { "type": "string" } },
-              "secret": { "type": "string" }, "description": { "type": "string" },
+              "secret": { "type": "string", "description": "Only in the answers that create the subscription or rotate its secret" },
+              "description": { "type": "string" },
               "maxConcurrentDeliveries": { "type": "integer" }, "createdAt": { "type": "integer" },
               "source": { "type": "string", "enum": ["api", "config"] },
               "circuit": { "type": "string", "enum": ["closed", "open", "half-open"] },

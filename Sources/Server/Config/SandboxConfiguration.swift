@@ -3,22 +3,51 @@ import Foundation
 
 /// Everything `apns-sandbox serve` can be told. Decoded from JSON (`config/sandbox.json`);
 /// every key is optional and falls back to the defaults below.
-public struct SandboxConfiguration: Codable, Sendable, Equatable {
+public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed {
     /// One listening socket.
-    public struct Listener: Codable, Sendable, Equatable {
+    public struct Listener: Codable, Sendable, Equatable, StrictlyKeyed {
         public var name: String
         public var host: String
         public var port: Int
         public var tls: Bool
         /// The APNs environment for requests whose host is not one of Apple's; nil = `apns.defaultEnvironment`.
         public var environment: String?
+        /// Whether this listener serves the admin side (`/api/v1`); false: only the provider endpoint,
+        /// `/healthz`, `/readyz`, `/ca.pem` (docs/security.md).
+        public var admin: Bool
 
-        public init(name: String, host: String, port: Int, tls: Bool, environment: String? = nil) {
+        public init(name: String, host: String, port: Int, tls: Bool, environment: String? = nil, admin: Bool = true) {
             self.name = name
             self.host = host
             self.port = port
             self.tls = tls
             self.environment = environment
+            self.admin = admin
+        }
+
+        enum Keys: String, CodingKey, CaseIterable {
+            case name, host, port, tls, environment, admin
+        }
+
+        public init(from decoder: any Decoder) throws {
+            try Self.rejectUnknownKeys(in: decoder)
+            let c = try decoder.container(keyedBy: Keys.self)
+            name = try c.decode(String.self, forKey: .name)
+            host = try c.decode(String.self, forKey: .host)
+            port = try c.decode(Int.self, forKey: .port)
+            tls = try c.decode(Bool.self, forKey: .tls)
+            environment = try c.decodeIfPresent(String.self, forKey: .environment)
+            admin = try c.decodeIfPresent(Bool.self, forKey: .admin) ?? true
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Keys.self)
+            try c.encode(name, forKey: .name)
+            try c.encode(host, forKey: .host)
+            try c.encode(port, forKey: .port)
+            try c.encode(tls, forKey: .tls)
+            try c.encodeIfPresent(environment, forKey: .environment)
+            try c.encode(admin, forKey: .admin)
         }
     }
 
@@ -79,9 +108,11 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
     public var requestLogging = false
     /// Event loops (threads); 0 = one per core.
     public var eventLoops = 0
+    /// Loopback only by default: reachable from this machine, with no admin token needed. Listening on
+    /// every interface (`--host ::`) makes the admin side require the token (``AdminSettings``).
     public var listeners: [Listener] = [
-        Listener(name: "tls", host: "::", port: 2197, tls: true),
-        Listener(name: "cleartext", host: "::", port: 8080, tls: false),
+        Listener(name: "tls", host: "127.0.0.1", port: 2197, tls: true),
+        Listener(name: "cleartext", host: "127.0.0.1", port: 8080, tls: false),
     ]
     public var tls = TLS()
     public var limits = Limits()
@@ -91,6 +122,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
     public var extensions = ExtensionSettings()
     public var events = EventSettings()
     public var webhooks = WebhookConfiguration()
+    public var admin = AdminSettings()
     public var teams: [TeamConfiguration] = []
     /// Apps with strings or a service extension (seeded into the store at every start).
     public var apps: [AppConfiguration] = []
@@ -98,7 +130,13 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
 
     public init() {}
 
+    enum Keys: String, CodingKey, CaseIterable {
+        case dataDirectory, logLevel, requestLogging, eventLoops, listeners, tls, limits, apns, storage, delivery
+        case extensions, events, webhooks, admin, teams, apps, devices
+    }
+
     public init(from decoder: any Decoder) throws {
+        try Self.rejectUnknownKeys(in: decoder)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = SandboxConfiguration()
         dataDirectory = try c.decodeIfPresent(String.self, forKey: .dataDirectory) ?? d.dataDirectory
@@ -114,6 +152,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         extensions = try c.decodeIfPresent(ExtensionSettings.self, forKey: .extensions) ?? d.extensions
         events = try c.decodeIfPresent(EventSettings.self, forKey: .events) ?? d.events
         webhooks = try c.decodeIfPresent(WebhookConfiguration.self, forKey: .webhooks) ?? d.webhooks
+        admin = try c.decodeIfPresent(AdminSettings.self, forKey: .admin) ?? d.admin
         teams = try c.decodeIfPresent([TeamConfiguration].self, forKey: .teams) ?? d.teams
         apps = try c.decodeIfPresent([AppConfiguration].self, forKey: .apps) ?? d.apps
         devices = try c.decodeIfPresent([DeviceConfiguration].self, forKey: .devices) ?? d.devices
@@ -147,6 +186,16 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         if let value = environment["APNS_SANDBOX_HTTP_PORT"], !value.isEmpty {
             try setPort(Self.port(value, "APNS_SANDBOX_HTTP_PORT"), tls: false)
         }
+        if let value = environment["APNS_SANDBOX_ADMIN_TOKEN"], !value.isEmpty {
+            admin.token = value
+            admin.tokenFile = nil
+        }
+        if let value = environment["APNS_SANDBOX_ADMIN_AUTH"], !value.isEmpty {
+            guard let mode = AdminSettings.Authentication(rawValue: value) else {
+                throw ConfigurationError("APNS_SANDBOX_ADMIN_AUTH=\(value) must be auto, required or off")
+            }
+            admin.authentication = mode
+        }
     }
 
     /// Sets the host of every listener.
@@ -159,13 +208,17 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         if let i = listeners.firstIndex(where: { $0.tls == tls }) {
             listeners[i].port = port
         } else {
-            listeners.append(Listener(name: tls ? "tls" : "cleartext", host: listeners.first?.host ?? "::", port: port, tls: tls))
+            listeners.append(Listener(name: tls ? "tls" : "cleartext", host: listeners.first?.host ?? "127.0.0.1", port: port, tls: tls))
         }
     }
 
     /// Checks values that would otherwise fail later in confusing ways.
     public func validate() throws {
         guard !listeners.isEmpty else { throw ConfigurationError("at least one listener is required") }
+        if let duplicate = Dictionary(grouping: listeners, by: \.name).first(where: { $0.value.count > 1 })?.key {
+            throw ConfigurationError("listeners: the name \(duplicate) is used twice (names must be unique)")
+        }
+        if let problem = admin.problems().first { throw ConfigurationError(problem) }
         for listener in listeners where !(0...65_535).contains(listener.port) {
             throw ConfigurationError("listener \(listener.name): port \(listener.port) is out of range")
         }

@@ -42,7 +42,7 @@ public struct DeliverySettings: Codable, Sendable, Equatable {
 }
 
 /// How service extensions run (the per-app configuration is the app's `serviceExtension`).
-public struct ExtensionSettings: Codable, Sendable, Equatable {
+public struct ExtensionSettings: Codable, Sendable, Equatable, StrictlyKeyed {
     /// The time an extension gets before `serviceExtensionTimeWillExpire` (iOS: about 30 s), unless the app sets its own.
     public var defaultBudgetMilliseconds: Int64 = 30_000
     /// How long content is still accepted after `serviceExtensionTimeWillExpire`.
@@ -51,12 +51,24 @@ public struct ExtensionSettings: Codable, Sendable, Equatable {
     public var allowBudgetHeader = false
     /// Instances running at once; more wait in order (their budget starts when they run).
     public var maxConcurrentInstances = 10_000
+    /// Programs the REST API may name as an app's `exec` extension: files, or directories ending in `/`
+    /// (everything under them); relative entries are taken from the configuration file's directory. Exec
+    /// extensions in this file's `apps` are allowed without being listed; nothing else runs
+    /// (docs/security.md). Empty by default: the API cannot start programs.
+    public var allowedExecutables: [String] = []
+
+    enum Keys: String, CodingKey, CaseIterable {
+        case defaultBudgetMilliseconds, defaultGraceMilliseconds, allowBudgetHeader, maxConcurrentInstances
+        case allowedExecutables
+    }
 
     public init() {}
 
     public init(from decoder: any Decoder) throws {
+        try Self.rejectUnknownKeys(in: decoder)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = ExtensionSettings()
+        allowedExecutables = try c.decodeIfPresent([String].self, forKey: .allowedExecutables) ?? d.allowedExecutables
         defaultBudgetMilliseconds = try c.decodeIfPresent(Int64.self, forKey: .defaultBudgetMilliseconds) ?? d.defaultBudgetMilliseconds
         defaultGraceMilliseconds = try c.decodeIfPresent(Int64.self, forKey: .defaultGraceMilliseconds) ?? d.defaultGraceMilliseconds
         allowBudgetHeader = try c.decodeIfPresent(Bool.self, forKey: .allowBudgetHeader) ?? d.allowBudgetHeader

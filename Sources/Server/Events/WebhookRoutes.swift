@@ -35,6 +35,23 @@ struct WebhookRoutes: Sendable {
         router.post("/api/v1/webhooks/{id}/test") { _, parameters in
             APIResponse.run { try test(parameters["id"] ?? "") }
         }
+        router.post("/api/v1/webhooks/{id}/rotate-secret") { request, parameters in
+            APIResponse.run { try rotateSecret(parameters["id"] ?? "", request.body) }
+        }
+    }
+
+    /// A new secret for a subscription (generated, or the body's `secret`): the only answer besides the
+    /// creation that shows one.
+    private func rotateSecret(_ id: String, _ body: [UInt8]) throws -> HTTPResponse {
+        let request = try APIBody.decode(RotateSecretRequest.self, from: body, allowEmpty: true)
+        if let secret = request?.secret, WebhookSignature.key(ofSecret: secret) == nil {
+            throw APIError(status: 422, code: "invalid_webhook", message: "secret must be whsec_ followed by base64 of 24 to 64 bytes")
+        }
+        let secret = request?.secret ?? WebhookSignature.generateSecret()
+        guard let rotated = try APIResponse.store({ try dispatcher.rotateSecret(subscriptionID: id, to: secret) }) else {
+            throw APIError(status: 404, code: "not_found", message: "No webhook subscription \(id)")
+        }
+        return .json(encoding: dto(rotated, revealingSecret: true))
     }
 
     private func list() throws -> HTTPResponse {
@@ -66,7 +83,7 @@ struct WebhookRoutes: Sendable {
             maxConcurrentDeliveries: request.maxConcurrentDeliveries,
             createdAt: Int64((Date().timeIntervalSince1970 * 1000).rounded()), source: "api")
         try APIResponse.store { try dispatcher.add(subscription) }
-        return .json(status: 201, encoding: dto(subscription))
+        return .json(status: 201, encoding: dto(subscription, revealingSecret: true))
     }
 
     private func delete(_ id: String) throws -> HTTPResponse {
@@ -118,8 +135,12 @@ struct WebhookRoutes: Sendable {
         return .json(status: 202, encoding: WebhookDeliveryDTO(created))
     }
 
-    private func dto(_ subscription: WebhookSubscription) -> WebhookDTO {
-        WebhookDTO(subscription, status: dispatcher.endpointStatus(subscriptionID: subscription.id))
+    /// The subscription as the API shows it: its secret only when just created or rotated (secrets are
+    /// write-only, docs/security.md).
+    private func dto(_ subscription: WebhookSubscription, revealingSecret: Bool = false) -> WebhookDTO {
+        WebhookDTO(
+            subscription, status: dispatcher.endpointStatus(subscriptionID: subscription.id),
+            revealingSecret: revealingSecret)
     }
 }
 
@@ -162,14 +183,19 @@ struct CreateWebhookRequest: Codable, Sendable {
     var maxConcurrentDeliveries: Int?
 }
 
-/// A subscription as the API shows it (with its secret: the sandbox is a test tool).
+/// `POST /api/v1/webhooks/{id}/rotate-secret` (an empty body generates the new secret).
+struct RotateSecretRequest: Codable, Sendable {
+    var secret: String?
+}
+
+/// A subscription as the API shows it. `secret` is there only in the answers that create or rotate it.
 struct WebhookDTO: Codable, Sendable {
     var id: String
     var url: String
     var events: [String]
     var devices: [String]
     var topics: [String]
-    var secret: String
+    var secret: String?
     var description: String?
     var maxConcurrentDeliveries: Int?
     var createdAt: Int64
@@ -179,13 +205,16 @@ struct WebhookDTO: Codable, Sendable {
     var consecutiveFailures: Int?
     var inFlight: Int?
 
-    init(_ subscription: WebhookSubscription, status: (breaker: String, consecutiveFailures: Int, inFlight: Int)?) {
+    init(
+        _ subscription: WebhookSubscription, status: (breaker: String, consecutiveFailures: Int, inFlight: Int)?,
+        revealingSecret: Bool
+    ) {
         id = subscription.id
         url = subscription.url
         events = subscription.filter.types.map(\.rawValue).sorted()
         devices = subscription.filter.deviceTokens.sorted()
         topics = subscription.filter.topics.sorted()
-        secret = subscription.secret
+        secret = revealingSecret ? subscription.secret : nil
         description = subscription.description
         maxConcurrentDeliveries = subscription.maxConcurrentDeliveries
         createdAt = subscription.createdAt
