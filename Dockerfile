@@ -38,7 +38,9 @@ COPY config/ /app/config/
 WORKDIR /app
 # The generated CA (ca.pem) and server certificate live here; a named volume keeps them across restarts.
 VOLUME /data
-ENV APNS_SANDBOX_DATA_DIR=/data
+# Every interface inside the container (the config file's listeners are loopback only): the admin API then
+# requires the admin token (APNS_SANDBOX_ADMIN_TOKEN, or the one generated into /data/admin-token).
+ENV APNS_SANDBOX_DATA_DIR=/data APNS_SANDBOX_HOST=::
 USER apns
 # 2197: TLS (h2 and http/1.1 via ALPN); 8080: cleartext (h2c prior knowledge and HTTP/1.1).
 EXPOSE 2197 8080

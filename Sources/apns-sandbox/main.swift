@@ -21,8 +21,10 @@ let usage = """
                     --data-dir DIR      data directory (env APNS_SANDBOX_DATA_DIR, default ./data)
                     --tls-port N        TLS (h2, http/1.1) port (env APNS_SANDBOX_TLS_PORT, default 2197)
                     --http-port N       cleartext (h2c, http/1.1) port (env APNS_SANDBOX_HTTP_PORT, default 8080)
-                    --host ADDR         listen address for every listener (env APNS_SANDBOX_HOST, default ::)
+                    --host ADDR         listen address for every listener (env APNS_SANDBOX_HOST, default 127.0.0.1)
                     --log-level LEVEL   trace|debug|info|notice|warning|error (env APNS_SANDBOX_LOG_LEVEL)
+                    env APNS_SANDBOX_ADMIN_TOKEN, APNS_SANDBOX_ADMIN_AUTH (auto|required|off): the admin API's
+                    token, needed when a listener is not loopback-only (docs/security.md)
       healthcheck   exit 0 if the server answers GET /healthz with 200
                     --url URL           default http://127.0.0.1:$APNS_SANDBOX_HTTP_PORT/healthz (port 8080)
       token         print a provider token (JWT, ES256) signed with a key from the configuration
