@@ -27,7 +27,7 @@ extension AdminAccessPolicy {
             token = Array(text.utf8)
             let reason = admin.authentication == .required
                 ? "admin.authentication is required"
-                : "listener \(exposed.map(\.name).joined(separator: ", ")) is not loopback-only"
+                : "not loopback-only: listener \(exposed.map(\.name).joined(separator: ", "))"
             logger.notice("admin API requires a token", [
                 ("reason", reason), ("token", source),
                 ("use", "Authorization: Bearer <token>, or Basic \(admin.username):<token>"),
