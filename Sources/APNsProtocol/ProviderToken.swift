@@ -28,8 +28,9 @@ public struct ProviderToken: Sendable, Equatable {
     /// 2. A scheme other than `bearer` (compared case-insensitively), or none → `InvalidProviderToken`.
     ///    One or more spaces or tabs may follow the scheme; surrounding white space is ignored.
     /// 3. Not three non-empty base64url parts, over ``maxTokenBytes``, a header or claims part that is
-    ///    not a JSON object, `kid` or `iss` not a non-empty string, `iat` not an integer (no fraction,
-    ///    no exponent, not a string), or `alg` not exactly `ES256` → `InvalidProviderToken`.
+    ///    not a JSON object, `kid` or `iss` not a non-empty string, `iat` not a finite number (a string,
+    ///    `null`, or beyond `Int64` seconds; a fraction is truncated, see ``numericDate(_:)``), or `alg` not
+    ///    exactly `ES256` → `InvalidProviderToken`.
     /// - Parameter authorization: The raw header value.
     /// - Returns: The token, or the reason for rejecting the push.
     public static func parse(authorization: String?) -> Result<ProviderToken, APNsError> {
@@ -101,8 +102,7 @@ public struct ProviderToken: Sendable, Equatable {
             try claims.readDocument { reader, key in
                 switch key {
                 case "iss": teamID = Self.string(try reader.readScalar())
-                case "iat":
-                    if case .integer(let value) = try reader.readScalar() { issuedAt = value } else { issuedAt = nil }
+                case "iat": issuedAt = Self.numericDate(try reader.readTree())
                 default: try reader.skipValue()
                 }
             }
@@ -119,6 +119,16 @@ public struct ProviderToken: Sendable, Equatable {
         self.algorithm = algorithm
         self.signingInput = Array(utf8[..<secondDot])
         self.signature = signature
+    }
+
+    /// An RFC 7519 NumericDate in whole seconds: any finite JSON number (`1700000000`, `1700000000.25`,
+    /// `1.7e9`), a fraction truncated toward zero — the PyAPNs2 family signs `"iat": time.time()`, which Apple
+    /// accepts. Not a number (a string, `null`), or beyond the range of `Int64` seconds: nil.
+    static func numericDate(_ value: JSON) -> Int64? {
+        guard case .number(let text) = value else { return nil }
+        if let whole = Int64(text) { return whole }
+        guard let seconds = Double(text), seconds.isFinite, seconds > -9.2e18, seconds < 9.2e18 else { return nil }
+        return Int64(seconds.rounded(.towardZero))
     }
 
     private static func string(_ value: JSONReader.Scalar) -> String? {

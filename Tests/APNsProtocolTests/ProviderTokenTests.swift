@@ -69,9 +69,11 @@ import Testing
         (#"{"alg":"ES256","kid":"K"}"#, #"{"iss":"","iat":1}"#),
         (#"{"alg":"ES256","kid":"K"}"#, #"{"iss":"T"}"#),
         (#"{"alg":"ES256","kid":"K"}"#, #"{"iss":"T","iat":"1700000000"}"#),
-        (#"{"alg":"ES256","kid":"K"}"#, #"{"iss":"T","iat":1700000000.5}"#),
-        (#"{"alg":"ES256","kid":"K"}"#, #"{"iss":"T","iat":1.7e9}"#),
         (#"{"alg":"ES256","kid":"K"}"#, #"{"iss":"T","iat":99999999999999999999}"#),
+        (#"{"alg":"ES256","kid":"K"}"#, #"{"iss":"T","iat":1e400}"#),
+        (#"{"alg":"ES256","kid":"K"}"#, #"{"iss":"T","iat":null}"#),
+        (#"{"alg":"ES256","kid":"K"}"#, #"{"iss":"T","iat":true}"#),
+        (#"{"alg":"ES256","kid":"K"}"#, #"{"iss":"T","iat":[1]}"#),
         (#"{"alg":"ES256","kid":"K"}"#, #"{"iss":"T","iat":1,}"#),
         (#"["ES256"]"#, #"{"iss":"T","iat":1}"#),
         (#"{"alg":"ES256","kid":"K"}"#, "not json"),
@@ -79,6 +81,18 @@ import Testing
     func rejectsBadContents(header: String, claims: String) {
         let jwt = makeJWT(header: header, claims: claims)
         #expect(ProviderToken.parse(authorization: "bearer " + jwt).reason == .invalidProviderToken)
+    }
+
+    /// `iat` is an RFC 7519 NumericDate: a fraction or an exponent is accepted (PyAPNs2 signs
+    /// `time.time()`), truncated to whole seconds.
+    @Test(arguments: [
+        ("1700000000", 1_700_000_000), ("1700000000.999", 1_700_000_000), ("1.7e9", 1_700_000_000),
+        ("1700000000.0", 1_700_000_000), ("-1.5", -1), ("17E8", 1_700_000_000),
+    ] as [(String, Int64)])
+    func acceptsNumericDates(iat: String, seconds: Int64) throws {
+        let jwt = makeJWT(header: #"{"alg":"ES256","kid":"K"}"#, claims: #"{"iss":"T","iat":\#(iat)}"#)
+        let token = try #require(ProviderToken.parse(authorization: "bearer " + jwt).value)
+        #expect(token.issuedAt == seconds)
     }
 
     /// Tokens over the size cap are InvalidProviderToken.
