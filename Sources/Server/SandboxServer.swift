@@ -243,9 +243,8 @@ public final class SandboxServer: Sendable {
     /// configuration file) and the exec extensions of the file's own apps (relative to the working
     /// directory, as they run).
     static func execPolicy(from configuration: SandboxConfiguration) -> ExecPolicy {
-        let base = configuration.baseDirectory.map { $0.isEmpty ? "." : $0 }
         var entries = configuration.extensions.allowedExecutables.map { entry in
-            entry.hasPrefix("/") || base == nil ? entry : base! + "/" + entry
+            CredentialTools.resolve(entry, against: configuration.baseDirectory)
         }
         for app in configuration.apps {
             guard let json = app.serviceExtension?.serialized,

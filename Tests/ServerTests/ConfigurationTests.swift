@@ -55,6 +55,24 @@ import Testing
         }
     }
 
+    /// `--config my.json` (a bare file name) takes the file's relative key paths from the working directory,
+    /// as `./my.json` does, not from `/`.
+    @Test func bareConfigFileNameResolvesRelativePaths() async throws {
+        let binary = try GracefulShutdownTests.executable()
+        let directory = try makeTemporaryDirectory("config")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory + "/keys", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            atPath: packageRoot().path + "/config/keys/AuthKey_DEMOKEY123.p8", toPath: directory + "/keys/AuthKey_K.p8")
+        try #"{"teams":[{"teamID":"TEAM000001","keys":[{"keyID":"K","privateKeyFile":"keys/AuthKey_K.p8"}],"apps":[]}]}"#
+            .write(toFile: directory + "/my.json", atomically: true, encoding: .utf8)
+        for name in ["my.json", "./my.json"] {
+            let output = try await run("/bin/sh", args: ["-c", "cd '\(directory)' && exec '\(binary)' token --config \(name)"])
+            #expect(output.status == 0, "\(name): \(output)")
+            #expect(output.stdoutText.split(separator: ".").count == 3, "\(name): \(output)")
+        }
+    }
+
     /// Half a user certificate (file without key) is rejected up front.
     @Test func rejectsCertificateWithoutKey() {
         var configuration = SandboxConfiguration()

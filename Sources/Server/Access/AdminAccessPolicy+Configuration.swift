@@ -50,8 +50,7 @@ extension AdminAccessPolicy {
         let admin = configuration.admin
         if let token = admin.token { return (token, "admin.token (configuration or APNS_SANDBOX_ADMIN_TOKEN)") }
         if let file = admin.tokenFile {
-            let path = file.hasPrefix("/") || configuration.baseDirectory == nil
-                ? file : configuration.baseDirectory! + "/" + file
+            let path = CredentialTools.resolve(file, against: configuration.baseDirectory)
             return (try readToken(path, key: "admin.tokenFile"), path)
         }
         let path = configuration.dataDirectory + "/" + generatedTokenFile

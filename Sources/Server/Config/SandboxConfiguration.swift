@@ -168,7 +168,10 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
         }
         do {
             var configuration = try JSONDecoder().decode(SandboxConfiguration.self, from: data)
-            configuration.baseDirectory = (path as NSString).deletingLastPathComponent
+            // `my.json` (a bare name) lives in the working directory: its relative paths are taken from
+            // there, not from `/`.
+            let directory = (path as NSString).deletingLastPathComponent
+            configuration.baseDirectory = directory.isEmpty ? "." : directory
             return configuration
         } catch let error as DecodingError {
             throw ConfigurationError("invalid configuration \(path): \(Self.describe(error))")
