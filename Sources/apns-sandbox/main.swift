@@ -12,41 +12,57 @@ func fail(_ message: String) -> Never {
     exit(2)
 }
 
-let usage = """
-    usage: apns-sandbox <command> [options]
+/// Each command's own usage (`apns-sandbox <command> --help`), in the order the global usage lists them.
+let commandUsages: [(name: String, text: String)] = [
+    ("serve", """
+          serve         run the sandbox
+                        --config FILE       JSON configuration (default: none; env APNS_SANDBOX_CONFIG)
+                        --data-dir DIR      data directory (env APNS_SANDBOX_DATA_DIR, default ./data)
+                        --tls-port N        TLS (h2, http/1.1) port (env APNS_SANDBOX_TLS_PORT, default 2197)
+                        --http-port N       cleartext (h2c, http/1.1) port (env APNS_SANDBOX_HTTP_PORT, default 8080)
+                        --host ADDR         listen address for every listener (env APNS_SANDBOX_HOST, default 127.0.0.1)
+                        --log-level LEVEL   trace|debug|info|notice|warning|error (env APNS_SANDBOX_LOG_LEVEL)
+                        env APNS_SANDBOX_ADMIN_TOKEN, APNS_SANDBOX_ADMIN_AUTH (auto|required|off): the admin API's
+                        token, needed when a listener is not loopback-only (docs/security.md)
+        """),
+    ("healthcheck", """
+          healthcheck   exit 0 if the server answers GET /healthz with 200
+                        --url URL           default http://127.0.0.1:$APNS_SANDBOX_HTTP_PORT/healthz (port 8080)
+        """),
+    ("token", """
+          token         print a provider token (JWT, ES256) signed with a key from the configuration
+                        --config FILE       configuration with teams[].keys[].privateKeyFile (default config/sandbox.json)
+                        --key-id ID         which key (default: the first with a private key file)
+                        --issued-at SECONDS the token's iat (default: now)
+        """),
+    ("client-cert", """
+          client-cert   issue an APNs-style client certificate signed by the sandbox CA
+                        --bundle-id ID      the app (subject UID; default topic)
+                        --topics A,B        topics (default: ID, ID.voip, ID.complication)
+                        --environment E     development|production|both (default both)
+                        --config FILE / --data-dir DIR   where the CA lives (default ./data)
+                        --out PREFIX        writes PREFIX.pem and PREFIX-key.pem (default: print both PEMs)
+        """),
+    ("version", """
+          version       print the version
+        """),
+]
 
-    commands:
-      serve         run the sandbox
-                    --config FILE       JSON configuration (default: none; env APNS_SANDBOX_CONFIG)
-                    --data-dir DIR      data directory (env APNS_SANDBOX_DATA_DIR, default ./data)
-                    --tls-port N        TLS (h2, http/1.1) port (env APNS_SANDBOX_TLS_PORT, default 2197)
-                    --http-port N       cleartext (h2c, http/1.1) port (env APNS_SANDBOX_HTTP_PORT, default 8080)
-                    --host ADDR         listen address for every listener (env APNS_SANDBOX_HOST, default 127.0.0.1)
-                    --log-level LEVEL   trace|debug|info|notice|warning|error (env APNS_SANDBOX_LOG_LEVEL)
-                    env APNS_SANDBOX_ADMIN_TOKEN, APNS_SANDBOX_ADMIN_AUTH (auto|required|off): the admin API's
-                    token, needed when a listener is not loopback-only (docs/security.md)
-      healthcheck   exit 0 if the server answers GET /healthz with 200
-                    --url URL           default http://127.0.0.1:$APNS_SANDBOX_HTTP_PORT/healthz (port 8080)
-      token         print a provider token (JWT, ES256) signed with a key from the configuration
-                    --config FILE       configuration with teams[].keys[].privateKeyFile (default config/sandbox.json)
-                    --key-id ID         which key (default: the first with a private key file)
-                    --issued-at SECONDS the token's iat (default: now)
-      client-cert   issue an APNs-style client certificate signed by the sandbox CA
-                    --bundle-id ID      the app (subject UID; default topic)
-                    --topics A,B        topics (default: ID, ID.voip, ID.complication)
-                    --environment E     development|production|both (default both)
-                    --config FILE / --data-dir DIR   where the CA lives (default ./data)
-                    --out PREFIX        writes PREFIX.pem and PREFIX-key.pem (default: print both PEMs)
-      version       print the version
-    """
+let usage = "usage: apns-sandbox <command> [options]\n\ncommands:\n" + commandUsages.map(\.text).joined(separator: "\n")
 
-/// Parses `--name value` pairs after the command.
-func options(_ arguments: ArraySlice<String>, allowed: Set<String>) -> [String: String] {
+/// The usage of one command.
+func usage(of command: String) -> String {
+    let text = commandUsages.first { $0.name == command }?.text ?? ""
+    return "usage: apns-sandbox \(command) [options]\n\n" + text + "\n"
+}
+
+/// Parses `--name value` pairs after `command`; `--help` prints the command's own usage.
+func options(_ arguments: ArraySlice<String>, allowed: Set<String>, command: String) -> [String: String] {
     var result: [String: String] = [:]
     var iterator = arguments.makeIterator()
     while let argument = iterator.next() {
         if argument == "-h" || argument == "--help" {
-            print(usage)
+            print(usage(of: command), terminator: "")
             exit(0)
         }
         var name = argument
@@ -55,7 +71,7 @@ func options(_ arguments: ArraySlice<String>, allowed: Set<String>) -> [String: 
             name = String(argument[..<equals])
             value = String(argument[argument.index(after: equals)...])
         }
-        guard allowed.contains(name) else { fail("unknown option \(argument)\n\n\(usage)") }
+        guard allowed.contains(name) else { fail("unknown option \(argument)\n\n\(usage(of: command))") }
         guard let resolved = value ?? iterator.next() else { fail("option \(name) needs a value") }
         result[name] = resolved
     }
@@ -67,7 +83,7 @@ func serve(_ arguments: ArraySlice<String>) -> Never {
     let signals: SignalWaiter
     do { signals = try SignalWaiter() } catch { fail("cannot set up signal handling: \(error)") }
 
-    let flags = options(arguments, allowed: ["--config", "--data-dir", "--tls-port", "--http-port", "--host", "--log-level"])
+    let flags = options(arguments, allowed: ["--config", "--data-dir", "--tls-port", "--http-port", "--host", "--log-level"], command: "serve")
     let environment = ProcessInfo.processInfo.environment
     var configuration = SandboxConfiguration()
     do {
@@ -120,7 +136,7 @@ func toolConfiguration(_ flags: [String: String]) -> SandboxConfiguration {
 }
 
 func token(_ arguments: ArraySlice<String>) -> Never {
-    let flags = options(arguments, allowed: ["--config", "--key-id", "--issued-at"])
+    let flags = options(arguments, allowed: ["--config", "--key-id", "--issued-at"], command: "token")
     let configuration = toolConfiguration(flags)
     var issuedAt: Int64?
     if let text = flags["--issued-at"] {
@@ -136,7 +152,7 @@ func token(_ arguments: ArraySlice<String>) -> Never {
 }
 
 func clientCertificate(_ arguments: ArraySlice<String>) -> Never {
-    let flags = options(arguments, allowed: ["--config", "--data-dir", "--bundle-id", "--topics", "--environment", "--out"])
+    let flags = options(arguments, allowed: ["--config", "--data-dir", "--bundle-id", "--topics", "--environment", "--out"], command: "client-cert")
     let configuration = toolConfiguration(flags)
     guard let bundleID = flags["--bundle-id"], !bundleID.isEmpty else { fail("--bundle-id is required") }
     guard let environment = CertificateEnvironment(rawValue: flags["--environment"] ?? "both") else {
@@ -161,7 +177,7 @@ func clientCertificate(_ arguments: ArraySlice<String>) -> Never {
 }
 
 func healthcheck(_ arguments: ArraySlice<String>) -> Never {
-    let flags = options(arguments, allowed: ["--url"])
+    let flags = options(arguments, allowed: ["--url"], command: "healthcheck")
     let port = ProcessInfo.processInfo.environment["APNS_SANDBOX_HTTP_PORT"].flatMap(Int.init) ?? 8080
     let url = flags["--url"] ?? "http://127.0.0.1:\(port)/healthz"
     let status = HealthCheck.status(url: url)
@@ -175,7 +191,12 @@ case "serve": serve(arguments.dropFirst())
 case "healthcheck": healthcheck(arguments.dropFirst())
 case "token": token(arguments.dropFirst())
 case "client-cert": clientCertificate(arguments.dropFirst())
-case "version", "--version": print("apns-sandbox \(version)")
+case "version", "--version":
+    if arguments.dropFirst().contains(where: { $0 == "-h" || $0 == "--help" }) {
+        print(usage(of: "version"), terminator: "")
+    } else {
+        print("apns-sandbox \(version)")
+    }
 case "help", "--help", "-h", nil: print(usage)
 case let other?: fail("unknown command \(other)\n\n\(usage)")
 }
