@@ -40,10 +40,12 @@ WORKDIR /app
 VOLUME /data
 # Every interface inside the container (the config file's listeners are loopback only): the admin API then
 # requires the admin token (APNS_SANDBOX_ADMIN_TOKEN, or the one generated into /data/admin-token).
-ENV APNS_SANDBOX_DATA_DIR=/data APNS_SANDBOX_HOST=::
+# APNS_SANDBOX_CONFIG also tells `apns-sandbox healthcheck` which port the cleartext listener is on.
+ENV APNS_SANDBOX_DATA_DIR=/data APNS_SANDBOX_HOST=:: APNS_SANDBOX_CONFIG=/app/config/sandbox.json
 USER apns
 # 2197: TLS (h2 and http/1.1 via ALPN); 8080: cleartext (h2c prior knowledge and HTTP/1.1).
 EXPOSE 2197 8080
+# Asks the configured cleartext listener (config file, then APNS_SANDBOX_HTTP_PORT), wherever it was moved.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s CMD ["/usr/local/bin/apns-sandbox","healthcheck"]
 ENTRYPOINT ["/usr/local/bin/apns-sandbox"]
 CMD ["serve","--config","/app/config/sandbox.json"]

@@ -37,6 +37,18 @@ public enum HealthCheck {
         return status
     }
 
+    /// `http://<host>:<port>/healthz` of the first cleartext listener of `configuration`; a listener on every
+    /// address (`::` is dual-stack, `0.0.0.0`) is asked on 127.0.0.1. Nil when every listener is TLS.
+    public static func defaultURL(for configuration: SandboxConfiguration) -> String? {
+        guard let listener = configuration.listeners.first(where: { !$0.tls }) else { return nil }
+        let host: String = switch listener.host {
+        case "::", "0.0.0.0", "", "[::]": "127.0.0.1"
+        case let address where address.contains(":") && !address.hasPrefix("["): "[\(address)]"
+        case let address: address
+        }
+        return "http://\(host):\(listener.port)/healthz"
+    }
+
     static func parse(_ url: String) -> (String, Int, String)? {
         guard url.hasPrefix("http://") else { return nil }
         let rest = url.dropFirst("http://".count)

@@ -27,7 +27,9 @@ let commandUsages: [(name: String, text: String)] = [
         """),
     ("healthcheck", """
           healthcheck   exit 0 if the server answers GET /healthz with 200
-                        --url URL           default http://127.0.0.1:$APNS_SANDBOX_HTTP_PORT/healthz (port 8080)
+                        --url URL           default: /healthz on the configured cleartext listener (its port
+                                            from the file and APNS_SANDBOX_HTTP_PORT, 8080 by default)
+                        --config FILE       which configuration (default APNS_SANDBOX_CONFIG, else config/sandbox.json)
         """),
     ("token", """
           token         print a provider token (JWT, ES256) signed with a key from the configuration
@@ -177,9 +179,18 @@ func clientCertificate(_ arguments: ArraySlice<String>) -> Never {
 }
 
 func healthcheck(_ arguments: ArraySlice<String>) -> Never {
-    let flags = options(arguments, allowed: ["--url"], command: "healthcheck")
-    let port = ProcessInfo.processInfo.environment["APNS_SANDBOX_HTTP_PORT"].flatMap(Int.init) ?? 8080
-    let url = flags["--url"] ?? "http://127.0.0.1:\(port)/healthz"
+    let flags = options(arguments, allowed: ["--url", "--config"], command: "healthcheck")
+    let url: String
+    if let given = flags["--url"] {
+        url = given
+    } else {
+        // The configured cleartext listener (file, then APNS_SANDBOX_* variables), as `serve` would bind it.
+        let configuration = toolConfiguration(flags)
+        guard let configured = HealthCheck.defaultURL(for: configuration) else {
+            fail("no cleartext listener is configured: give --url")
+        }
+        url = configured
+    }
     let status = HealthCheck.status(url: url)
     print(status.map { "\(url): \($0)" } ?? "\(url): no answer")
     exit(status == 200 ? 0 : 1)

@@ -22,4 +22,27 @@ import Testing
         let global = try await run(binary, args: ["--help"])
         #expect(global.status == 0 && global.stdoutText.contains("client-cert") && global.stdoutText.contains("serve"))
     }
+
+    /// `healthcheck` asks the configured cleartext listener: its port from the file (`--config` or
+    /// `APNS_SANDBOX_CONFIG`, as the Docker image sets it), not only `APNS_SANDBOX_HTTP_PORT`.
+    @Test func healthcheckFollowsTheConfiguredPort() async throws {
+        let binary = try GracefulShutdownTests.executable()
+        let directory = try makeTemporaryDirectory("healthcheck")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let port = try RawSocket.freePort()
+        let config = directory + "/sandbox.json"
+        try #"{"dataDirectory":"\#(directory)/data","listeners":[{"name":"cleartext","host":"::","port":\#(port),"tls":false}]}"#
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let server = try ChildProcess(binary, arguments: ["serve", "--config", config, "--log-level", "warning"])
+        defer { server.send(signal: SIGKILL) }
+        try #require(try await GracefulShutdownTests.waitUntilHealthy(port: port, server: server), "\(server.finish(timeout: 1))")
+        let viaFlag = try await run(binary, args: ["healthcheck", "--config", config])
+        #expect(viaFlag.status == 0, "\(viaFlag)")
+        #expect(viaFlag.stdoutText.contains(":\(port)/healthz: 200"))
+        let viaEnvironment = try await run(binary, args: ["healthcheck"], environment: ["APNS_SANDBOX_CONFIG": config])
+        #expect(viaEnvironment.status == 0, "\(viaEnvironment)")
+        let elsewhere = try await run(
+            binary, args: ["healthcheck"], environment: ["APNS_SANDBOX_CONFIG": config, "APNS_SANDBOX_HTTP_PORT": "1"])
+        #expect(elsewhere.status == 1)
+    }
 }
