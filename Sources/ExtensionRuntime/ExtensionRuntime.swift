@@ -1,6 +1,7 @@
 // APNs Sandbox — the notification service extension runtime: one fresh instance per notification.
 import APNsProtocol
 import Dispatch
+import Foundation
 import Glibc
 import Sandbox
 import Support
@@ -58,6 +59,13 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
     /// ignored for the process (a write to an extension that closed its stdin must fail with EPIPE, not kill
     /// the server).
     public init(configuration: RuntimeConfiguration, clock: any SandboxClock, logger: Logger) {
+        var configuration = configuration
+        // Every path the runtime builds (instance directories, downloads, attachments) is absolute: a relative
+        // data directory (the default `./data`) was joined twice when a download was resolved against the
+        // instance's directory, and every attachment was dropped.
+        if !configuration.dataDirectory.hasPrefix("/") {
+            configuration.dataDirectory = FileManager.default.currentDirectoryPath + "/" + configuration.dataDirectory
+        }
         self.configuration = configuration
         self.clock = clock
         self.logger = logger

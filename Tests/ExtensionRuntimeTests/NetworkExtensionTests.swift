@@ -53,6 +53,22 @@ private func makeServer() throws -> LocalHTTPServer {
         #expect(result.has(.attachmentAccepted, containing: "image/png"))
     }
 
+    /// A relative data directory (the README's `./data`) still stores the attachment.
+    @Test func relativeDataDirectoryStillAttaches() throws {
+        let server = try makeServer()
+        let absolute = try TemporaryDirectory()
+        // The same directory, relative to the working directory.
+        let depth = FileManager.default.currentDirectoryPath.split(separator: "/").count
+        let relative = "./" + String(repeating: "../", count: depth) + absolute.path.drop { $0 == "/" }
+        let harness = try RuntimeHarness { $0.dataDirectory = relative }
+        let push = Self.push(server.url("/image.png"))
+        let result = try harness.result(push)
+        #expect(result.outcome == .processed)
+        #expect(result.content.attachments.count == 1, "\(result.timeline)")
+        #expect(FileManager.default.fileExists(
+            atPath: absolute.path + "/attachments/" + push.apnsID + "/" + push.token + "/media.png"))
+    }
+
     /// 404, a wrong type, an oversize image, a refused connection: the step fails and the rest goes on.
     @Test func failedDownloadsContinueWithoutMedia() throws {
         let server = try makeServer()
