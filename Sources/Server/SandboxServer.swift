@@ -99,7 +99,7 @@ public final class SandboxServer: Sendable {
             eventHub.publish(events)
             if let last = events.last { webhooks.eventsCommitted(upTo: last.id) }
         }
-        try Self.applyConfiguredWebhooks(configuration.webhooks, outbox: outbox, eventLog: store)
+        try ConfigurationSeed.applyWebhooks(configuration.webhooks, outbox: outbox, eventLog: store)
         let recorder = EventRecorder(log: store, logger: logger.with("component", "events"))
         var deliveryConfiguration = DeliveryEngine.Configuration()
         deliveryConfiguration.lowPriorityDelayMilliseconds = configuration.delivery.lowPriorityDelayMilliseconds
@@ -121,7 +121,7 @@ public final class SandboxServer: Sendable {
 
         registry = DeviceRegistry(unknownTokenPolicy: settings.unknownDeviceTokens == "strict" ? .strict : .autoRegister)
         let devices = DeviceService(registry: registry, devices: store, engine: engine, clock: clock, events: recorder)
-        try Self.seed(devices, store: store, from: configuration)
+        try ConfigurationSeed.apply(configuration, devices: devices, store: store, logger: logger)
         registry.onAutoRegister { device in devices.autoRegistered(device) }
         try engine.recover()
         retention = Retention(
@@ -176,67 +176,6 @@ public final class SandboxServer: Sendable {
         server = TCPServer(
             configuration: serverConfiguration, loops: group.loops, factory: HTTPConnectionFactory(pipeline: pipeline),
             logger: logger.with("component", "transport"))
-    }
-
-    /// Brings the configured teams' apps and devices into the store (idempotent: what exists is
-    /// kept, so API changes survive a restart), then loads every stored app and device into the
-    /// registry the provider endpoint reads.
-    static func seed(_ devices: DeviceService, store: SQLiteStore, from configuration: SandboxConfiguration) throws {
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
-        for team in configuration.teams {
-            for bundleID in team.apps where try store.app(bundleID: bundleID) == nil {
-                try store.saveApp(AppRecord(bundleID: bundleID, teamID: team.teamID))
-            }
-        }
-        // Apps declared with strings or an extension: the configuration is the source of truth for them.
-        for app in configuration.apps {
-            let extensionJSON = app.serviceExtension?.serialized
-            if let extensionJSON {
-                do {
-                    try ExtensionConfiguration.validate(json: extensionJSON)
-                } catch {
-                    throw ConfigurationError("apps[\(app.bundleID)].serviceExtension: \(error)")
-                }
-            }
-            try store.saveApp(AppRecord(
-                bundleID: app.bundleID, teamID: app.teamID, strings: app.strings, serviceExtensionJSON: extensionJSON))
-        }
-        for device in configuration.devices {
-            guard let token = DeviceToken(hex: device.token) else {
-                throw ConfigurationError("device \(device.token.prefix(8))…: not a hex device token")
-            }
-            guard try store.device(token: token.hex) == nil else { continue }
-            try devices.save(DeviceRecord(
-                token: token.hex, environment: APNsEnvironment(rawValue: device.environment) ?? .development,
-                locale: device.locale, isOnline: true,
-                apps: device.apps.map { InstalledAppRecord(bundleID: $0, installedAt: now) }, createdAt: now))
-        }
-        for app in try store.apps() { devices.registry.upsert(App(bundleID: app.bundleID, teamID: app.teamID)) }
-        try devices.loadRegistry()
-    }
-
-    /// Brings the configuration file's webhook subscriptions into the store: new ones start with the
-    /// next event, existing ones keep their cursor (and their generated secret when the file gives
-    /// none); configured ones removed from the file are deleted.
-    static func applyConfiguredWebhooks(
-        _ webhooks: WebhookConfiguration, outbox: SQLiteStore, eventLog: SQLiteStore
-    ) throws {
-        let stored = try outbox.subscriptions()
-        let latest = try eventLog.latestEventID()
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
-        let configuredIDs = Set(webhooks.subscriptions.map(\.id))
-        for (subscription, _) in stored where subscription.source == "config" && !configuredIDs.contains(subscription.id) {
-            try outbox.deleteSubscription(id: subscription.id)
-        }
-        for configured in webhooks.subscriptions {
-            let existing = stored.first { $0.subscription.id == configured.id }?.subscription
-            try outbox.saveSubscription(WebhookSubscription(
-                id: configured.id, url: configured.url,
-                filter: WebhookSubscriptionRules.filter(events: configured.events, devices: configured.devices, topics: configured.topics),
-                secret: configured.secret ?? existing?.secret ?? WebhookSignature.generateSecret(),
-                description: configured.description, maxConcurrentDeliveries: configured.maxConcurrentDeliveries,
-                createdAt: existing?.createdAt ?? now, source: "config"), cursor: latest)
-        }
     }
 
     /// The programs exec extensions may run: `extensions.allowedExecutables` (relative to the

@@ -1,6 +1,6 @@
 // APNs Sandbox — reading the configuration file and its overrides.
 import Foundation
-import Server
+@testable import Server
 import Testing
 
 @Suite struct ConfigurationTests {
@@ -78,5 +78,52 @@ import Testing
         var configuration = SandboxConfiguration()
         configuration.tls.certificateFile = "/tmp/cert.pem"
         #expect(throws: ConfigurationError.self) { try configuration.validate() }
+    }
+}
+
+/// The configuration file against changes made through the API, across restarts.
+@Suite struct ConfigurationPrecedenceTests {
+    static func app(_ server: TestServer) async throws -> [String: Any] {
+        let answer = try await apiRequest("GET", "\(server.httpBase)/api/v1/apps/\(testTopic)")
+        return answer.json ?? [:]
+    }
+
+    /// An extension set through the API survives a restart with the same file; once the file's entry for the
+    /// app changes, the file wins (and the log says so). A device of the file keeps its API changes likewise.
+    @Test func apiChangesSurviveRestartsUntilTheFileChanges() async throws {
+        let data = try makeTemporaryDirectory("precedence")
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let device = String(repeating: "c3", count: 32)
+        func configure(greeting: String, locale: String) -> (inout SandboxConfiguration) -> Void {
+            { configuration in
+                configuration.dataDirectory = data
+                configuration.apps = [AppConfiguration(bundleID: testTopic, teamID: testTeamID, strings: ["en": ["HI": greeting]])]
+                configuration.devices = [DeviceConfiguration(token: device, locale: locale, apps: [testTopic])]
+            }
+        }
+        let builtin = #"{"kind":"builtin","steps":[{"step":"rewrite","title":"[x] {{title}}"}]}"#
+        try await withServer(configure: configure(greeting: "Hello", locale: "en_US")) { server in
+            let patched = try await apiRequest(
+                "PATCH", "\(server.httpBase)/api/v1/apps/\(testTopic)", #"{"serviceExtension":\#(builtin)}"#)
+            #expect(patched.status == 200)
+            let moved = try await apiRequest("PATCH", "\(server.httpBase)/api/v1/devices/\(device)", #"{"locale":"fr_FR"}"#)
+            #expect(moved.status == 200)
+        }
+        try await withServer(configure: configure(greeting: "Hello", locale: "en_US")) { server in
+            let app = try await Self.app(server)
+            #expect(app["serviceExtension"] != nil, "the API's extension is gone after a restart: \(app)")
+            let stored = try await apiRequest("GET", "\(server.httpBase)/api/v1/devices/\(device)")
+            #expect(stored.json?["locale"] as? String == "fr_FR")
+            #expect(!server.logSink.capturedLines.joined().contains("configuration file changed"))
+        }
+        try await withServer(configure: configure(greeting: "Bonjour", locale: "de_DE")) { server in
+            let app = try await Self.app(server)
+            #expect(app["serviceExtension"] == nil, "\(app)")
+            #expect((app["strings"] as? [String: [String: String]])?["en"]?["HI"] == "Bonjour")
+            let stored = try await apiRequest("GET", "\(server.httpBase)/api/v1/devices/\(device)")
+            #expect(stored.json?["locale"] as? String == "de_DE")
+            let log = server.logSink.capturedLines.joined(separator: "\n")
+            #expect(log.contains("configuration file changed this app") && log.contains("configuration file changed this device"), "\(log)")
+        }
     }
 }

@@ -92,10 +92,14 @@ public struct DeviceRecord: Sendable, Codable, Equatable {
     public var keys: [String: String]
     public var createdAt: Int64
     public var isAutoRegistered: Bool
+    /// For a device of the configuration file: a fingerprint of the file's entry as last applied. A start
+    /// with the same entry keeps what the API changed since; a changed entry is applied again.
+    public var configuredAs: String?
 
     public init(token: String, environment: APNsEnvironment, locale: String = "en_US", isOnline: Bool = true,
                 apps: [InstalledAppRecord] = [], keys: [String: String] = [:], createdAt: Int64 = 0,
-                isAutoRegistered: Bool = false) {
+                isAutoRegistered: Bool = false, configuredAs: String? = nil) {
+        self.configuredAs = configuredAs
         self.token = token
         self.environment = environment
         self.locale = locale
@@ -130,9 +134,13 @@ public struct AppRecord: Sendable, Codable, Equatable {
     public var strings: [String: [String: String]]
     /// Service extension configuration as JSON text (the extension issue defines it); nil = none.
     public var serviceExtensionJSON: String?
+    /// For an app of the configuration file's `apps`: a fingerprint of the file's entry as last applied. A
+    /// start with the same entry keeps what the API changed since; a changed entry is applied again.
+    public var configuredAs: String?
 
     public init(bundleID: String, teamID: String, strings: [String: [String: String]] = [:],
-                serviceExtensionJSON: String? = nil) {
+                serviceExtensionJSON: String? = nil, configuredAs: String? = nil) {
+        self.configuredAs = configuredAs
         self.bundleID = bundleID
         self.teamID = teamID
         self.strings = strings

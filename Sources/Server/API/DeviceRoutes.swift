@@ -4,6 +4,7 @@ import ExtensionRuntime
 import Foundation
 import HTTP
 import Sandbox
+import Support
 
 /// Devices: list, create (token generated or given), read, change (online/offline, locale, install
 /// and uninstall apps, keychain keys, token rotation), delete, and the Notification Center.
@@ -143,7 +144,7 @@ struct DeviceRoutes: Sendable {
 
     static func randomToken() -> String {
         var generator = SystemRandomNumberGenerator()
-        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+        return Hex.encode((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
 }
 

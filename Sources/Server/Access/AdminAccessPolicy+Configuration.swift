@@ -57,10 +57,7 @@ extension AdminAccessPolicy {
         if FileManager.default.fileExists(atPath: path) {
             return (try readToken(path, key: path), path)
         }
-        let token = SecureRandom.bytes(32).map { byte in
-            let hex = String(byte, radix: 16)
-            return hex.count == 1 ? "0" + hex : hex
-        }.joined()
+        let token = Hex.encode(SecureRandom.bytes(32))
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw ConfigurationError("cannot create the admin token file \(path): \(String(cString: strerror(errno)))")

@@ -1,0 +1,123 @@
+// APNs Sandbox — the configuration file's apps, devices and webhooks, brought into the store at each start.
+import APNsProtocol
+import Crypto
+import ExtensionRuntime
+import Foundation
+import Sandbox
+import Store
+import Support
+import Webhooks
+
+/// What the configuration file declares (teams' apps, `apps`, `devices`, `webhooks.subscriptions`) applied to
+/// the store, which the REST API changes too.
+///
+/// ### Precedence
+/// The file wins only where it changed. Each app of `apps` and each device of `devices` is stored with a
+/// fingerprint of its entry as applied (``AppRecord/configuredAs``): a start whose entry has the same
+/// fingerprint keeps the stored state, so changes made through the API survive restarts; an entry that
+/// changed in the file since is applied again, replacing what the API set (logged). A new entry is simply
+/// added; an app only listed in `teams[].apps` is created once and never touched again; entities removed
+/// from the file stay in the store (delete them through the API).
+enum ConfigurationSeed {
+    /// Applies teams' apps, `apps` and `devices`, then loads every stored app and device into the registry
+    /// the provider endpoint reads.
+    static func apply(
+        _ configuration: SandboxConfiguration, devices: DeviceService, store: SQLiteStore, logger: Logger
+    ) throws {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        for team in configuration.teams {
+            for bundleID in team.apps where try store.app(bundleID: bundleID) == nil {
+                try store.saveApp(AppRecord(bundleID: bundleID, teamID: team.teamID))
+            }
+        }
+        for app in configuration.apps {
+            let extensionJSON = app.serviceExtension?.serialized
+            if let extensionJSON {
+                do {
+                    try ExtensionConfiguration.validate(json: extensionJSON)
+                } catch {
+                    throw ConfigurationError("apps[\(app.bundleID)].serviceExtension: \(error)")
+                }
+            }
+            let fingerprint = try Self.fingerprint(app)
+            let stored = try store.app(bundleID: app.bundleID)
+            if let stored, stored.configuredAs == fingerprint { continue }
+            let fromFile = AppRecord(
+                bundleID: app.bundleID, teamID: app.teamID, strings: app.strings, serviceExtensionJSON: extensionJSON,
+                configuredAs: fingerprint)
+            if let stored, stored.configuredAs != nil, !Self.sameContent(stored, fromFile) {
+                logger.warning("the configuration file changed this app since it was last applied: its entry replaces the stored one (changes made through the API are gone)", [
+                    ("app", app.bundleID),
+                ])
+            }
+            try store.saveApp(fromFile)
+        }
+        for device in configuration.devices {
+            guard let token = DeviceToken(hex: device.token) else {
+                throw ConfigurationError("device \(device.token.prefix(8))…: not a hex device token")
+            }
+            let fingerprint = try Self.fingerprint(device)
+            let environment = APNsEnvironment(rawValue: device.environment) ?? .development
+            guard var stored = try store.device(token: token.hex) else {
+                try devices.save(DeviceRecord(
+                    token: token.hex, environment: environment, locale: device.locale, isOnline: true,
+                    apps: device.apps.map { InstalledAppRecord(bundleID: $0, installedAt: now) }, createdAt: now,
+                    configuredAs: fingerprint))
+                continue
+            }
+            if stored.configuredAs == fingerprint { continue }
+            if stored.configuredAs == nil {
+                // Stored before fingerprints: it was never re-applied then, so adopt it as it is.
+                stored.configuredAs = fingerprint
+                try devices.save(stored)
+                continue
+            }
+            logger.warning("the configuration file changed this device since it was last applied: its entry replaces the stored one (changes made through the API are gone)", [
+                ("device.token_prefix", String(token.hex.prefix(8))),
+            ])
+            stored.environment = environment
+            stored.locale = device.locale
+            stored.apps = device.apps.map { bundleID in
+                stored.apps.first { $0.bundleID == bundleID && $0.uninstalledAt == nil }
+                    ?? InstalledAppRecord(bundleID: bundleID, installedAt: now)
+            }
+            stored.configuredAs = fingerprint
+            try devices.save(stored)
+        }
+        for app in try store.apps() { devices.registry.upsert(App(bundleID: app.bundleID, teamID: app.teamID)) }
+        try devices.loadRegistry()
+    }
+
+    /// Brings the configuration file's webhook subscriptions into the store: new ones start with the
+    /// next event, existing ones keep their cursor (and their generated secret when the file gives
+    /// none); configured ones removed from the file are deleted.
+    static func applyWebhooks(_ webhooks: WebhookConfiguration, outbox: SQLiteStore, eventLog: SQLiteStore) throws {
+        let stored = try outbox.subscriptions()
+        let latest = try eventLog.latestEventID()
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let configuredIDs = Set(webhooks.subscriptions.map(\.id))
+        for (subscription, _) in stored where subscription.source == "config" && !configuredIDs.contains(subscription.id) {
+            try outbox.deleteSubscription(id: subscription.id)
+        }
+        for configured in webhooks.subscriptions {
+            let existing = stored.first { $0.subscription.id == configured.id }?.subscription
+            try outbox.saveSubscription(WebhookSubscription(
+                id: configured.id, url: configured.url,
+                filter: WebhookSubscriptionRules.filter(events: configured.events, devices: configured.devices, topics: configured.topics),
+                secret: configured.secret ?? existing?.secret ?? WebhookSignature.generateSecret(),
+                description: configured.description, maxConcurrentDeliveries: configured.maxConcurrentDeliveries,
+                createdAt: existing?.createdAt ?? now, source: "config"), cursor: latest)
+        }
+    }
+
+    /// SHA-256 (hex) of an entry as the file gives it (keys sorted, so reformatting the file changes nothing).
+    static func fingerprint(_ entry: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return Hex.encode(SHA256Digest.hash(Array(try encoder.encode(entry))))
+    }
+
+    private static func sameContent(_ a: AppRecord, _ b: AppRecord) -> Bool {
+        a.teamID == b.teamID && a.strings == b.strings && a.serviceExtensionJSON == b.serviceExtensionJSON
+    }
+}
