@@ -87,10 +87,15 @@ struct ExtensionEndToEndTests {
             #expect(shown["body"] as? String == "Secret body")
             let attachments = shown["attachments"] as? [[String: Any]] ?? []
             #expect(attachments.count == 1 && attachments.first?["type"] as? String == "image/png", "\(attachments)")
-            if let identifier = attachments.first?["identifier"] as? String, let apnsID = processed["apnsId"] as? String {
-                let file = try await curl(["\(server.httpBase)/api/v1/notifications/\(apnsID)/attachments/\(identifier)"])
-                #expect(Array(file.stdout) == Self.png)
-            }
+            // One shape everywhere: an href that serves the file, never a server path.
+            #expect(attachments.first?["path"] == nil, "\(attachments)")
+            let href = try #require(attachments.first?["href"] as? String)
+            let file = try await curl([server.httpBase + href])
+            #expect(Array(file.stdout) == Self.png)
+            let center = try await curl(["\(server.httpBase)/api/v1/devices/\(device)/notification-center"])
+            let shownInCenter = (jsonObject(center.stdout)?["notifications"] as? [[String: Any]])?
+                .compactMap { ($0["content"] as? [String: Any])?["attachments"] as? [[String: Any]] }.flatMap { $0 } ?? []
+            #expect(shownInCenter.map { $0["href"] as? String } == [href], "\(shownInCenter)")
 
             let best = try await record(server, try await push(server, device: device, payload: payload(slowPort)))
             #expect(best["outcome"] as? String == "best-attempt", "\(best)")

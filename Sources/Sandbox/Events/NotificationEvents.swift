@@ -58,7 +58,7 @@ public enum NotificationEvents {
     }
 
     /// The notification's path in the REST API (`under` it: one of its parts), for this device.
-    static func href(apnsID: String, deviceToken: String, under part: String = "") -> String {
+    public static func href(apnsID: String, deviceToken: String, under part: String = "") -> String {
         "/api/v1/notifications/" + apnsID + part + "?device=" + deviceToken
     }
 

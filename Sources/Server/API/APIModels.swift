@@ -152,7 +152,7 @@ struct NotificationDTO: Codable, Sendable {
         status = record.status.rawValue
         final = record.status.isFinal
         outcome = record.outcome?.rawValue
-        displayed = record.displayed.map(DisplayedContentDTO.init)
+        displayed = record.displayed.map { DisplayedContentDTO($0, apnsID: record.apnsID, deviceToken: record.deviceToken) }
         timeline = record.timeline
     }
 }
@@ -169,9 +169,17 @@ struct DisplayedContentDTO: Codable, Sendable {
     var targetContentId: String?
     var relevanceScore: Double?
     var userInfo: JSON?
-    var attachments: [Attachment]
+    var attachments: [AttachmentDTO]
 
-    init(_ content: DisplayedContent) {
+    /// An attachment as the API and the events show it: where to download it, never a server path.
+    struct AttachmentDTO: Codable, Sendable {
+        var identifier: String
+        var type: String
+        var size: Int
+        var href: String
+    }
+
+    init(_ content: DisplayedContent, apnsID: String, deviceToken: String) {
         title = content.title
         subtitle = content.subtitle
         body = content.body
@@ -183,7 +191,11 @@ struct DisplayedContentDTO: Codable, Sendable {
         targetContentId = content.targetContentID
         relevanceScore = content.relevanceScore
         userInfo = content.userInfoJSON.flatMap { try? JSON.parse($0) }
-        attachments = content.attachments
+        attachments = content.attachments.map { attachment in
+            AttachmentDTO(
+                identifier: attachment.identifier, type: attachment.type, size: attachment.size,
+                href: NotificationEvents.href(apnsID: apnsID, deviceToken: deviceToken, under: "/attachments/" + attachment.identifier))
+        }
     }
 }
 
@@ -208,10 +220,10 @@ struct NotificationCenterDTO: Codable, Sendable {
     var notifications: [Item]
     var badges: [String: Int]
 
-    init(_ view: NotificationCenterView) {
+    init(_ view: NotificationCenterView, deviceToken: String) {
         notifications = view.notifications.map {
             Item(apnsId: $0.apnsID, bundleId: $0.bundleID, identifier: $0.identifier, displayedAt: $0.displayedAt,
-                 content: DisplayedContentDTO($0.content))
+                 content: DisplayedContentDTO($0.content, apnsID: $0.apnsID, deviceToken: deviceToken))
         }
         badges = view.badges
     }

@@ -135,7 +135,7 @@ struct DeviceRoutes: Sendable {
             throw APIError(status: 404, code: "not_found", message: "No device \(token)")
         }
         let center = try APIResponse.store { try service.engine.notificationCenter(token: normalized) }
-        return .json(encoding: NotificationCenterDTO(center))
+        return .json(encoding: NotificationCenterDTO(center, deviceToken: normalized))
     }
 
     static func normalized(_ token: String) -> String {

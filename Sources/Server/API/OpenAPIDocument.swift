@@ -532,8 +532,9 @@ enum OpenAPIDocument {
               "badge": { "type": "integer" }, "sound": { "type": "string" }, "threadId": { "type": "string" },
               "category": { "type": "string" }, "interruptionLevel": { "type": "string" }, "targetContentId": { "type": "string" },
               "relevanceScore": { "type": "number" }, "userInfo": {},
-              "attachments": { "type": "array", "items": { "type": "object", "required": ["identifier", "type", "size", "path"], "properties": {
-                "identifier": { "type": "string" }, "type": { "type": "string" }, "size": { "type": "integer" }, "path": { "type": "string" } } } }
+              "attachments": { "type": "array", "items": { "type": "object", "required": ["identifier", "type", "size", "href"], "properties": {
+                "identifier": { "type": "string" }, "type": { "type": "string" }, "size": { "type": "integer" },
+                "href": { "type": "string", "description": "Where the file is served: GET /api/v1/notifications/{apnsId}/attachments/{identifier}?device=…" } } } }
             }
           },
           "TimelineEntry": {
