@@ -35,6 +35,10 @@ struct SQLCondition: Sendable {
             terms.append("received_at >= ?")
             values.append(.integer(since))
         }
+        if let after = filter.after {
+            terms.append("seq > ?")
+            values.append(.integer(after))
+        }
         self.sql = terms.isEmpty ? "" : " WHERE " + terms.joined(separator: " AND ")
         self.values = values
     }

@@ -125,6 +125,15 @@ extension SQLiteStore {
         }
     }
 
+    /// The last `seq` handed out (AUTOINCREMENT never reuses one, even after deletes and prunes).
+    public func latestCursor() throws -> Int64 {
+        try read { connection in
+            try connection.withStatement("SELECT seq FROM sqlite_sequence WHERE name = 'notifications'") { statement in
+                try statement.step() ? statement.int64(at: 0) : 0
+            }
+        }
+    }
+
     /// Records whose status is not final, oldest first (`received_at`, then insertion order).
     public func unfinished() throws -> [NotificationRecord] {
         let condition = SQLCondition(statusIn: NotificationStatus.allCases.filter { !$0.isFinal })

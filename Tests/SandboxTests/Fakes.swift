@@ -156,6 +156,9 @@ final class FakeNotificationRepository: NotificationRepository {
         try notifications(matching: filter, limit: .max, offset: 0).count
     }
 
+    /// The fake has no cursor (its records carry none): every `after` filter is ignored.
+    func latestCursor() throws -> Int64 { 0 }
+
     func unfinished() throws -> [NotificationRecord] {
         let all = try notifications(matching: NotificationFilter(), limit: .max, offset: 0)
         return all.filter { !$0.status.isFinal }.reversed()

@@ -229,4 +229,32 @@ import Testing
             }
         }
     }
+
+    /// `wait?count=N` counts what exists; with `after=<cursor>` of an earlier answer it waits for N new ones.
+    @Test func waitForNewNotificationsWithACursor() async throws {
+        try await withServer { server in
+            let base = server.httpBase + "/api/v1/notifications"
+            for _ in 0..<2 { #expect(!(try await pushAlert(server)).isEmpty) }
+            let existing = try await apiRequest("GET", base + "/wait?count=2&timeout=5")
+            #expect(existing.status == 200)
+            let cursor = try #require(existing.json?["cursor"] as? Int)
+            let listed = try await apiRequest("GET", base + "?limit=1")
+            #expect(listed.json?["cursor"] as? Int == cursor)
+
+            let none = try await apiRequest("GET", base + "/wait?count=1&after=\(cursor)&timeout=0.3")
+            #expect(none.status == 408, "the two old notifications count as new: \(none)")
+            async let waited = apiRequest("GET", base + "/wait?count=1&after=\(cursor)&timeout=10")
+            try await Task.sleep(nanoseconds: 200_000_000)
+            let apnsID = try await pushAlert(server)
+            let answer = try await waited
+            #expect(answer.status == 200)
+            let ids = (answer.json?["notifications"] as? [[String: Any]])?.compactMap { $0["apnsId"] as? String }
+            #expect(ids == [apnsID], "\(answer)")
+            #expect((answer.json?["cursor"] as? Int ?? 0) > cursor)
+            let newer = try await apiRequest("GET", base + "?after=\(cursor)")
+            #expect(newer.json?["total"] as? Int == 1)
+            let bad = try await apiRequest("GET", base + "?after=-1")
+            #expect(bad.status == 400)
+        }
+    }
 }

@@ -9,9 +9,13 @@ public struct NotificationFilter: Sendable, Equatable {
     public var status: NotificationStatus?
     /// Received at or after (wall-clock ms).
     public var since: Int64?
+    /// Created after this cursor (``NotificationRepository/latestCursor()`` at some earlier moment): the
+    /// records that are new since then, whatever their clocks say.
+    public var after: Int64?
 
     public init(deviceToken: String? = nil, topic: String? = nil, bundleID: String? = nil,
-                status: NotificationStatus? = nil, since: Int64? = nil) {
+                status: NotificationStatus? = nil, since: Int64? = nil, after: Int64? = nil) {
+        self.after = after
         self.deviceToken = deviceToken
         self.topic = topic
         self.bundleID = bundleID
@@ -39,6 +43,9 @@ public protocol NotificationRepository: Sendable {
     func notifications(matching filter: NotificationFilter, limit: Int, offset: Int) throws -> [NotificationRecord]
     /// How many records match.
     func count(matching filter: NotificationFilter) throws -> Int
+    /// A cursor for "records created from now on": every record created later has a greater one, and
+    /// `NotificationFilter.after` selects them. 0 before the first record.
+    func latestCursor() throws -> Int64
     /// Records whose status is not final (to resume after a restart), oldest first.
     func unfinished() throws -> [NotificationRecord]
     /// Deletes matching records; returns which (their attachment files are the caller's to remove).

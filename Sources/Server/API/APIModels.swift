@@ -204,6 +204,8 @@ struct NotificationListDTO: Codable, Sendable {
     var total: Int
     var limit: Int
     var offset: Int
+    /// Pass as `after` to select only the notifications created since this answer.
+    var cursor: Int64
     var notifications: [NotificationDTO]
 }
 

@@ -73,6 +73,12 @@ struct NotificationRoutes: Sendable {
             }
             filter.since = value
         }
+        if let after = query["after"] {
+            guard let value = Int64(after), value >= 0 else {
+                throw APIError(status: 400, code: "invalid_parameter", message: "after must be a cursor from an earlier answer")
+            }
+            filter.after = value
+        }
         return filter
     }
 
@@ -80,9 +86,12 @@ struct NotificationRoutes: Sendable {
         let filter = try filter(from: query)
         let limit = try query.integer("limit", default: 50, in: 1...1000)
         let offset = try query.integer("offset", default: 0, in: 0...Int(Int32.max))
+        // Read first: a record created while the page is read is after the cursor (seen again, never missed).
+        let cursor = try APIResponse.store { try notifications.latestCursor() }
         let page = try APIResponse.store { try notifications.notifications(matching: filter, limit: limit, offset: offset) }
         let total = try APIResponse.store { try notifications.count(matching: filter) }
-        return .json(encoding: NotificationListDTO(total: total, limit: limit, offset: offset, notifications: page.map(NotificationDTO.init)))
+        return .json(encoding: NotificationListDTO(
+            total: total, limit: limit, offset: offset, cursor: cursor, notifications: page.map(NotificationDTO.init)))
     }
 
     func delete(_ query: QueryParameters) throws -> HTTPResponse {
@@ -177,9 +186,11 @@ struct NotificationRoutes: Sendable {
     }
 
     func waitAnswer(filter: NotificationFilter, count: Int, satisfied: Bool) -> HTTPResponse {
+        let cursor = (try? notifications.latestCursor()) ?? 0
         let records = (try? notifications.notifications(matching: filter, limit: min(count, 1000), offset: 0)) ?? []
         let total = Self.finalCount(notifications, filter)
-        let page = NotificationListDTO(total: total, limit: min(count, 1000), offset: 0, notifications: records.map(NotificationDTO.init))
+        let page = NotificationListDTO(
+            total: total, limit: min(count, 1000), offset: 0, cursor: cursor, notifications: records.map(NotificationDTO.init))
         return .json(status: satisfied ? 200 : 408, encoding: page)
     }
 }

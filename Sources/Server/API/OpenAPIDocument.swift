@@ -131,7 +131,7 @@ enum OpenAPIDocument {
             "parameters": [
               { "$ref": "#/components/parameters/DeviceFilter" }, { "$ref": "#/components/parameters/TopicFilter" },
               { "$ref": "#/components/parameters/BundleFilter" }, { "$ref": "#/components/parameters/StatusFilter" },
-              { "$ref": "#/components/parameters/SinceFilter" }, { "$ref": "#/components/parameters/Limit" }, { "$ref": "#/components/parameters/Offset" }
+              { "$ref": "#/components/parameters/SinceFilter" }, { "$ref": "#/components/parameters/AfterFilter" }, { "$ref": "#/components/parameters/Limit" }, { "$ref": "#/components/parameters/Offset" }
             ],
             "responses": {
               "200": { "description": "Newest first", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/NotificationList" } } },
@@ -147,7 +147,7 @@ enum OpenAPIDocument {
             "parameters": [
               { "$ref": "#/components/parameters/DeviceFilter" }, { "$ref": "#/components/parameters/TopicFilter" },
               { "$ref": "#/components/parameters/BundleFilter" }, { "$ref": "#/components/parameters/StatusFilter" },
-              { "$ref": "#/components/parameters/SinceFilter" },
+              { "$ref": "#/components/parameters/SinceFilter" }, { "$ref": "#/components/parameters/AfterFilter" },
               { "name": "all", "in": "query", "schema": { "type": "string", "enum": ["true"] }, "description": "Delete everything (required when no filter is given)" }
             ],
             "responses": {
@@ -159,11 +159,11 @@ enum OpenAPIDocument {
         "/api/v1/notifications/wait": {
           "get": {
             "operationId": "waitForNotifications",
-            "description": "Answers when `count` notifications matching the filters are final (200), or at `timeout` seconds (408) with what there is.",
+            "description": "Answers when `count` notifications matching the filters are final (200), or at `timeout` seconds (408) with what there is. Notifications that existed before the call count too; to wait for new ones, pass the cursor of an earlier answer as after= (or a since= time).",
             "parameters": [
               { "$ref": "#/components/parameters/DeviceFilter" }, { "$ref": "#/components/parameters/TopicFilter" },
               { "$ref": "#/components/parameters/BundleFilter" }, { "$ref": "#/components/parameters/StatusFilter" },
-              { "$ref": "#/components/parameters/SinceFilter" },
+              { "$ref": "#/components/parameters/SinceFilter" }, { "$ref": "#/components/parameters/AfterFilter" },
               { "name": "count", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": 100000 } },
               { "name": "timeout", "in": "query", "schema": { "type": "number", "minimum": 0, "maximum": 300 } }
             ],
@@ -326,7 +326,8 @@ enum OpenAPIDocument {
           "BundleFilter": { "name": "bundleId", "in": "query", "schema": { "type": "string" } },
           "StatusFilter": { "name": "status", "in": "query", "schema": { "$ref": "#/components/schemas/NotificationStatus" } },
           "WebhookID": { "name": "id", "in": "path", "required": true, "schema": { "type": "string" } },
-          "SinceFilter": { "name": "since", "in": "query", "description": "Milliseconds since the epoch", "schema": { "type": "integer", "minimum": 0, "maximum": 9223372036854775807 } }
+          "SinceFilter": { "name": "since", "in": "query", "description": "Received at or after, in milliseconds since the epoch", "schema": { "type": "integer", "minimum": 0, "maximum": 9223372036854775807 } },
+          "AfterFilter": { "name": "after", "in": "query", "description": "Only notifications created after this cursor (the cursor of an earlier listing or wait answer)", "schema": { "type": "integer", "minimum": 0, "maximum": 9223372036854775807 } }
         },
         "responses": {
           "Problem": { "description": "Error", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Problem" } } } }
@@ -564,8 +565,9 @@ enum OpenAPIDocument {
           },
           "NotificationList": {
             "type": "object",
-            "required": ["total", "limit", "offset", "notifications"],
+            "required": ["total", "limit", "offset", "cursor", "notifications"],
             "properties": { "total": { "type": "integer" }, "limit": { "type": "integer" }, "offset": { "type": "integer" },
+              "cursor": { "type": "integer", "description": "Pass as after= to see only the notifications created since this answer" },
               "notifications": { "type": "array", "items": { "$ref": "#/components/schemas/Notification" } } }
           },
           "NotificationCenter": {
