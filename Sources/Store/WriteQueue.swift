@@ -126,19 +126,29 @@ final class WriteQueue: @unchecked Sendable {
     var isClosed: Bool { locked { $0.isClosed } }
 
     /// Writer thread only: blocks until there is work, then returns all of it; nil once closed and empty.
-    /// - Parameter recycled: The previous batch, emptied; its capacity is reused for the next one so
-    ///   producers rarely grow the array while holding the lock. Left empty.
-    func takeAll(recycling recycled: inout [WriteItem]) -> [WriteItem]? {
+    /// - Parameters:
+    ///   - recycled: The previous batch, emptied; its capacity is reused for the next one so
+    ///     producers rarely grow the array while holding the lock. Left empty.
+    ///   - timeout: When given, returns an empty array after this many seconds without work.
+    func takeAll(recycling recycled: inout [WriteItem], waitingAtMost timeout: Double? = nil) -> [WriteItem]? {
         condition.lock()
         defer { condition.unlock() }
         if recycled.capacity > state.spare.capacity {
             swap(&recycled, &state.spare)
         }
         recycled = []
+        let deadline = timeout.map { Date(timeIntervalSinceNow: max(0, $0)) }
         while state.items.isEmpty {
             if state.isClosed { return nil }
             state.isWriterWaiting = true
-            condition.wait()
+            if let deadline {
+                if !condition.wait(until: deadline), state.items.isEmpty {
+                    state.isWriterWaiting = false
+                    return []
+                }
+            } else {
+                condition.wait()
+            }
         }
         state.isWriterWaiting = false
         var items = state.spare
