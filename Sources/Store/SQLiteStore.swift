@@ -147,11 +147,14 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
     /// Called from a save completion (the writer thread itself), it cannot wait for the writer: it
     /// then returns at once and the writer closes the file after finishing the queue.
     public func close() {
-        queue.close()
+        // The reader first: a read still running when the writer closes its connection holds a lock
+        // that keeps SQLite from folding the WAL into the file (it needs the only lock on it), and
+        // the -wal would stay behind.
         reader.withLock { connection in
             connection?.close()
             connection = nil
         }
+        queue.close()
         // The last reference may be dropped by a completion, running deinit on the writer thread.
         guard !queue.isOnWriterThread else { return }
         writerFinished.wait()
