@@ -16,6 +16,11 @@ enum SQLiteCode {
     static let full = SQLITE_FULL
     static let cannotOpen = SQLITE_CANTOPEN
     static let notADatabase = SQLITE_NOTADB
+
+    /// SQLite's English text for a result code (`database or disk is full`).
+    static func message(_ code: Int32) -> String {
+        String(cString: sqlite3_errstr(code))
+    }
 }
 
 /// One `sqlite3` connection, confined to a single thread at a time.

@@ -66,11 +66,18 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
         /// The effective `PRAGMA max_page_count` when a size limit was given (never below `pageCount`).
         public let maxPageCount: Int64?
 
-        /// Whether the file had already reached the size limit when it was opened: writes that need a
-        /// new page fail with `SQLITE_FULL` until records are deleted or the limit is raised.
+        /// Room left under the size limit (free pages inside the file and pages it may still grow by),
+        /// in bytes; nil without a limit.
+        public var headroomBytes: Int64? {
+            maxPageCount.map { (max(0, $0 - pageCount) + freePageCount) * pageSize }
+        }
+
+        /// Whether the file was already (about) at its size limit when it was opened, with less room
+        /// than the writer's probe needs: the store then starts `failing`, and writes that need a new
+        /// page fail with `SQLITE_FULL` until records are deleted or the limit is raised.
         public var isAtSizeLimit: Bool {
-            guard let maxPageCount else { return false }
-            return pageCount >= maxPageCount && freePageCount == 0
+            guard let headroomBytes else { return false }
+            return headroomBytes < StoreWriter.probeBytes
         }
     }
 
@@ -129,8 +136,9 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
     /// Whether writes commit and no damage has been seen (see ``StoreHealth``).
     ///
     /// Writes that fail for a reason outside the store (disk or size limit full, I/O errors) make it
-    /// `failing`; the writer then probes about once a second with a 64 KiB write (deleted in the same
-    /// transaction) and the store is `healthy` again once one commits. Any read or write that finds
+    /// `failing`, as does opening a file that is at its size limit; the writer then probes about once
+    /// a second with a 16 KiB write (deleted in the same transaction) and the store is `healthy`
+    /// again once one commits. Any read or write that finds
     /// the file damaged makes it `corrupt` until the store is closed.
     public var health: StoreHealth { healthMonitor.current }
 

@@ -43,8 +43,8 @@ final class StoreWriter {
 
     /// While writes fail, a probe runs this often (and after any work once this long has passed).
     static let probeIntervalSeconds = 1.0
-    /// What a probe writes: enough to need new pages, as a batch of pushes does.
-    static let probeBytes = 65_536
+    /// What a probe writes: enough to need new pages (4 of 4 KiB), as a few pushes do.
+    static let probeBytes = 16_384
     /// The `apps` key of the probe's row, which is never seen: it is deleted in the same transaction.
     /// (A bundle ID cannot start with a control character.)
     static let probeKey = "\u{1}store-probe"
@@ -115,6 +115,10 @@ final class StoreWriter {
             } catch {
                 ready.fulfill(.failure(.sqlite(0, "\(error)", sql: nil)))
                 return
+            }
+            if report.isAtSizeLimit {
+                // Known full before any write fails: not healthy from the start (the first probe runs at once).
+                health.record(StoreError.sqlite(SQLiteCode.full, SQLiteCode.message(SQLiteCode.full), sql: nil))
             }
             ready.fulfill(.success(report))
             StoreWriter(connection: connection, queue: queue, maxBatchRecords: settings.maxBatchRecords, health: health)

@@ -101,8 +101,9 @@ struct SQLiteStoreHealthTests {
         reopened.close()
     }
 
-    /// Opening a file that is already at a lower size limit: the limit stays at the file's size,
-    /// the report says it is at its limit, and a save that needs a page fails.
+    /// Opening a file that is already at a lower size limit: the limit stays at the file's size, the
+    /// report says it is at its limit, the store is `failing` before any write, and a save that needs
+    /// a page fails.
     @Test func fileLargerThanTheLimitIsReportedAtItsLimit() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("large.sqlite")
@@ -114,6 +115,8 @@ struct SQLiteStoreHealthTests {
         let report = store.openingReport
         #expect(report.maxPageCount == report.pageCount)
         #expect(report.isAtSizeLimit)
+        #expect(report.headroomBytes == report.freePageCount * report.pageSize)
+        #expect(store.health == .failing(reason: "database or disk is full"))
         await #expect(throws: StoreError.self) {
             try await store.save((0..<50).map { sampleRecord(apnsID: "over-\($0)") })
         }
