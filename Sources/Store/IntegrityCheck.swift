@@ -76,13 +76,18 @@ extension IntegrityCheck {
                     }
                 }
             }
-        } catch let error as StoreError where error.primaryResultCode == SQLiteCode.interrupted && findings.isEmpty {
-            return IntegrityReport(mode: mode, outcome: .incomplete, seconds: elapsed(), fileBytes: fileBytes)
+        } catch let error as StoreError
+            where error.primaryResultCode == SQLiteCode.interrupted && Self.problems(in: findings).isEmpty
+        {
+            // Interrupted before it found anything (or just after its "ok").
+            let outcome: IntegrityReport.Outcome = findings == ["ok"] ? .passed : .incomplete
+            return IntegrityReport(mode: mode, outcome: outcome, seconds: elapsed(), fileBytes: fileBytes)
         } catch let error as StoreError where error.isCorruption || error.primaryResultCode == SQLiteCode.interrupted {
             let problems = Self.problems(in: findings)
             let found = problems.isEmpty ? "" : " found: " + Self.quote(problems) + ";"
             throw StoreError.corrupt(
-                "\(path) is damaged: PRAGMA \(pragma)\(found) \(error.message)", resultCode: error.resultCode)
+                "\(path) is damaged: PRAGMA \(pragma)\(found) \(error.message)",
+                resultCode: error.isCorruption ? error.resultCode : SQLiteCode.corrupt)
         }
         guard findings != ["ok"] else {
             return IntegrityReport(mode: mode, outcome: .passed, seconds: elapsed(), fileBytes: fileBytes)
