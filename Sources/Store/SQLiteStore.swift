@@ -19,10 +19,16 @@ import Synchronization
 ///   writer commits, and every read sees all commits whose completions have run.
 ///
 /// ### Lifecycle
-/// ``init(path:synchronous:)`` opens (creating with mode 0600) and migrates the file, and fails
-/// with a ``StoreError`` for an unreadable or non-SQLite file. ``close()`` refuses new work, lets
-/// the writer finish everything queued, and closes both connections; afterwards saves complete
-/// with `closed` at once and other calls throw it. `deinit` closes an open store.
+/// ``init(path:synchronous:writerNiceness:integrityCheck:maxSizeBytes:)`` opens (creating with mode
+/// 0600), checks (``IntegrityCheck``) and migrates the file, and fails with a ``StoreError`` for an
+/// unreadable file, and with code `corrupt` for a damaged or non-SQLite one (left as it was; see
+/// ``moveAside(path:now:)``). ``close()`` refuses new work, lets the writer finish everything
+/// queued, and closes both connections; afterwards saves complete with `closed` at once and other
+/// calls throw it. `deinit` closes an open store.
+///
+/// ### Health
+/// ``health`` says whether writes commit and whether damage was seen, from every read and write (a
+/// damaged page is an error, never an empty result); ``observeHealth(_:)`` tells its changes.
 ///
 /// The type is `Sendable` without `@unchecked`: its own state is the read connection behind a
 /// `Mutex` and the ``WriteQueue`` (which documents its lock); the write connection never leaves
@@ -138,8 +144,8 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
     /// Writes that fail for a reason outside the store (disk or size limit full, I/O errors) make it
     /// `failing`, as does opening a file that is at its size limit; the writer then probes about once
     /// a second with a 16 KiB write (deleted in the same transaction) and the store is `healthy`
-    /// again once one commits. Any read or write that finds
-    /// the file damaged makes it `corrupt` until the store is closed.
+    /// again once one commits. Any read or write that finds the file damaged makes it `corrupt`
+    /// until the store is closed.
     public var health: StoreHealth { healthMonitor.current }
 
     /// Calls `observer` with the new health whenever it changes, on the thread that saw the change

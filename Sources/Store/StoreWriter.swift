@@ -6,13 +6,16 @@ import Sandbox
 
 /// The body of the store's one writer thread (group commit).
 ///
-/// It opens the write connection on its own thread (so the connection never crosses threads),
-/// applies migrations, reports readiness through a ``Latch``, then loops: take everything queued,
-/// commit consecutive saves in `BEGIN IMMEDIATE … COMMIT` transactions of at most
+/// It opens the write connection on its own thread (so the connection never crosses threads), runs
+/// the integrity check, applies migrations, reports readiness through a ``Latch``, then loops: take
+/// everything queued, commit consecutive saves in `BEGIN IMMEDIATE … COMMIT` transactions of at most
 /// ``maxBatchRecords`` rows (one `save` call is never split), run each synchronous write in its own
 /// transaction, and only after each commit call the completions of the work it contained. Because
 /// callers keep queueing while a commit (and its fsync) is in progress, many callers share one commit.
 /// Completions run on this thread: they must be quick and must not make synchronous store writes.
+///
+/// Every failed transaction is reported to the store's ``StoreHealthMonitor``; while that says writes
+/// fail, the loop also wakes about once a second, when idle, to ``probe()``.
 final class StoreWriter {
     /// Saves a record's new state. A row of the same push (same apns-id and device, same topic, app and
     /// receipt time) gets only the columns a transition changes, so SQLite leaves the indexes on the
@@ -182,7 +185,7 @@ final class StoreWriter {
         return lastProbe + Self.probeIntervalSeconds - Self.monotonicSeconds()
     }
 
-    /// While writes fail (disk full, I/O errors), tries a write like a batch of pushes: ``probeBytes``
+    /// While writes fail (disk full, I/O errors), tries a write like a few pushes': ``probeBytes``
     /// in a row that is deleted again in the same transaction, so nothing is left and no reader sees it.
     /// If it commits, the store is healthy again: this is how readiness returns when space is freed
     /// while no traffic arrives. (A failure is recorded by ``transaction(_:)``.)
