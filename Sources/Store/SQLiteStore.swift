@@ -186,6 +186,8 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
             }
         } catch {
             healthMonitor.record(error)
+            // The writer probes only while writes fail; it may be asleep with nothing to write.
+            if healthMonitor.isFailing { queue.wakeWriter() }
             throw error
         }
     }
