@@ -1,7 +1,7 @@
 // APNs Sandbox — one SQLite connection and its prepared statements: the only file with SQLite's C pointers.
 import CLibShims
 import CSQLite3
-import Dispatch
+import Foundation
 import Synchronization
 
 /// SQLite's primary result codes that the store tells apart, so that no other file needs the C module.
@@ -124,7 +124,8 @@ final class SQLiteConnection {
     func withTimeLimit<Result>(seconds: Double?, _ body: () throws -> Result) throws -> Result {
         guard let seconds, seconds > 0, seconds.isFinite, let handle else { return try body() }
         let interrupter = Interrupter(handle: handle)
-        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { interrupter.fire() }
+        // A thread of its own, not a dispatch timer: a busy global queue would fire it late.
+        Thread { interrupter.fire(after: seconds) }.start()
         // Disarmed before this returns, so a late timer can never hit a later statement or a closed handle.
         defer { interrupter.disarm() }
         return try body()
@@ -160,12 +161,16 @@ final class SQLiteConnection {
 private final class Interrupter: @unchecked Sendable {
     private let handle: OpaquePointer
     private let armed = Mutex(true)
+    private let disarmed = DispatchSemaphore(value: 0)
 
     init(handle: OpaquePointer) {
         self.handle = handle
     }
 
-    func fire() {
+    /// Blocks the calling (timer) thread until ``disarm()`` or `seconds`, whichever comes first, and
+    /// interrupts the connection in the second case if still armed.
+    func fire(after seconds: Double) {
+        guard disarmed.wait(timeout: .now() + seconds) == .timedOut else { return }
         armed.withLock { armed in
             if armed { sqlite3_interrupt(handle) }
         }
@@ -173,6 +178,7 @@ private final class Interrupter: @unchecked Sendable {
 
     func disarm() {
         armed.withLock { $0 = false }
+        disarmed.signal()
     }
 }
 
