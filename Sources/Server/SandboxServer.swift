@@ -71,7 +71,13 @@ public final class SandboxServer: Sendable {
         let settings = configuration.apns
         let storePath = configuration.storage.file.hasPrefix("/")
             ? configuration.storage.file : dataDirectory + "/" + configuration.storage.file
-        let store = try SQLiteStore(path: storePath, synchronous: configuration.storage.synchronous == "normal" ? .normal : .full)
+        let storage = configuration.storage
+        let store = try Self.openStore(
+            StoreFile(
+                role: "store", path: storePath, synchronous: storage.synchronous == "normal" ? .normal : .full,
+                maxSizeBytes: storage.maxSizeBytes),
+            settings: storage, logger: logger)
+        Self.logHealthChanges(of: store, role: "store", logger: logger)
         self.store = store
         let clock = SystemClock()
         self.clock = clock
@@ -85,8 +91,12 @@ public final class SandboxServer: Sendable {
         // store (committed with their pushes), and a cursor or result lost with the machine's power is
         // fanned out or attempted again (at least once). The file has the main store's schema; only its
         // webhook tables are used.
-        let outbox = try SQLiteStore(
-            path: dataDirectory + "/" + Self.outboxFile, synchronous: .normal, writerNiceness: WebhookDispatcher.niceness)
+        let outbox = try Self.openStore(
+            StoreFile(
+                role: "webhook outbox", path: dataDirectory + "/" + Self.outboxFile, synchronous: .normal,
+                writerNiceness: WebhookDispatcher.niceness),
+            settings: storage, logger: logger)
+        Self.logHealthChanges(of: outbox, role: "webhook outbox", logger: logger)
         self.outbox = outbox
         let webhookSender = CurlWebhookSender()
         self.webhookSender = webhookSender
@@ -98,6 +108,12 @@ public final class SandboxServer: Sendable {
         store.observeEvents { events in
             eventHub.publish(events)
             if let last = events.last { webhooks.eventsCommitted(upTo: last.id) }
+        }
+        let rewound = try outbox.clampSubscriptionCursors(to: store.latestEventID())
+        if rewound > 0 {
+            logger.warning(
+                "webhook subscriptions were ahead of the event log (the store is new or was replaced); they go on from its newest event",
+                [("subscriptions", "\(rewound)")])
         }
         try ConfigurationSeed.applyWebhooks(configuration.webhooks, outbox: outbox, eventLog: store)
         let recorder = EventRecorder(log: store, logger: logger.with("component", "events"))
@@ -176,6 +192,8 @@ public final class SandboxServer: Sendable {
         server = TCPServer(
             configuration: serverConfiguration, loops: group.loops, factory: HTTPConnectionFactory(pipeline: pipeline),
             logger: logger.with("component", "transport"))
+        state.addReadinessCheck(Self.readinessReason(of: store, role: "store"))
+        state.addReadinessCheck(Self.readinessReason(of: outbox, role: "webhook outbox"))
     }
 
     /// The programs exec extensions may run: `extensions.allowedExecutables` (relative to the

@@ -1,6 +1,27 @@
 // APNs Sandbox — one SQLite connection and its prepared statements: the only file with SQLite's C pointers.
 import CLibShims
 import CSQLite3
+import Foundation
+import Synchronization
+
+/// SQLite's primary result codes that the store tells apart, so that no other file needs the C module.
+enum SQLiteCode {
+    static let busy = SQLITE_BUSY
+    static let locked = SQLITE_LOCKED
+    static let noMemory = SQLITE_NOMEM
+    static let readOnly = SQLITE_READONLY
+    static let interrupted = SQLITE_INTERRUPT
+    static let ioError = SQLITE_IOERR
+    static let corrupt = SQLITE_CORRUPT
+    static let full = SQLITE_FULL
+    static let cannotOpen = SQLITE_CANTOPEN
+    static let notADatabase = SQLITE_NOTADB
+
+    /// SQLite's English text for a result code (`database or disk is full`).
+    static func message(_ code: Int32) -> String {
+        String(cString: sqlite3_errstr(code))
+    }
+}
 
 /// One `sqlite3` connection, confined to a single thread at a time.
 ///
@@ -82,6 +103,34 @@ final class SQLiteConnection {
         return sqlite3_get_autocommit(handle) == 0
     }
 
+    /// Whether closing the connection checkpoints the WAL into the database file (SQLite's default;
+    /// `SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE`). Off while a file is being checked, so that a damaged file
+    /// that is refused is left exactly as it was, its WAL beside it.
+    func setCheckpointsOnClose(_ enabled: Bool) throws {
+        let db = try openHandle()
+        var result: Int32 = 0
+        let rc = CLibShims_sqlite3_db_config_int(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, enabled ? 0 : 1, &result)
+        guard rc == SQLITE_OK else { throw error(rc, sql: nil) }
+    }
+
+    /// Runs `body`; if it is still running `seconds` from now, the statement of this connection that
+    /// is running then is interrupted (`sqlite3_interrupt`: it fails with `SQLITE_INTERRUPT` and
+    /// its transaction is rolled back). No limit when `seconds` is nil, zero or not finite.
+    ///
+    /// `sqlite3_interrupt` rather than a progress handler: SQLite 3.40's integrity check walks each
+    /// b-tree inside one VDBE instruction, so a progress handler is first called only after the
+    /// whole structure walk (measured: 0.15 s on a 290 MB store, however short the limit), while the
+    /// interrupt flag is checked on every page (https://sqlite.org/c3ref/interrupt.html).
+    func withTimeLimit<Result>(seconds: Double?, _ body: () throws -> Result) throws -> Result {
+        guard let seconds, seconds > 0, seconds.isFinite, let handle else { return try body() }
+        let interrupter = Interrupter(handle: handle)
+        // A thread of its own, not a dispatch timer: a busy global queue would fire it late.
+        Thread { interrupter.fire(after: seconds) }.start()
+        // Disarmed before this returns, so a late timer can never hit a later statement or a closed handle.
+        defer { interrupter.disarm() }
+        return try body()
+    }
+
     private func prepared(_ sql: String) throws -> Statement {
         if let statement = statements[sql] { return statement }
         let db = try openHandle()
@@ -101,6 +150,35 @@ final class SQLiteConnection {
     fileprivate func error(_ rc: Int32, sql: String?) -> StoreError {
         let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
         return StoreError.sqlite(rc, message, sql: sql)
+    }
+}
+
+/// Calls `sqlite3_interrupt` on a connection from a timer thread, but only while armed.
+///
+/// `@unchecked Sendable`: the handle is used for nothing but `sqlite3_interrupt`, which SQLite
+/// documents as safe to call from any thread while the connection is open, and only under `armed`'s
+/// lock while it is true; the owner disarms it (under that lock) before it can close the connection.
+private final class Interrupter: @unchecked Sendable {
+    private let handle: OpaquePointer
+    private let armed = Mutex(true)
+    private let disarmed = DispatchSemaphore(value: 0)
+
+    init(handle: OpaquePointer) {
+        self.handle = handle
+    }
+
+    /// Blocks the calling (timer) thread until ``disarm()`` or `seconds`, whichever comes first, and
+    /// interrupts the connection in the second case if still armed.
+    func fire(after seconds: Double) {
+        guard disarmed.wait(timeout: .now() + seconds) == .timedOut else { return }
+        armed.withLock { armed in
+            if armed { sqlite3_interrupt(handle) }
+        }
+    }
+
+    func disarm() {
+        armed.withLock { $0 = false }
+        disarmed.signal()
     }
 }
 

@@ -40,6 +40,23 @@ extension SQLiteStore: WebhookRepository {
         }
     }
 
+    /// Moves every subscription cursor beyond `latest` (the event log's newest id) back to it.
+    ///
+    /// A cursor beyond the log means the log was replaced while the outbox was kept (a new main
+    /// store, or a damaged one moved aside): the subscription would otherwise skip every new event
+    /// until the new ids caught up with its old cursor.
+    /// - Returns: How many cursors moved.
+    @discardableResult
+    public func clampSubscriptionCursors(to latest: Int64) throws -> Int {
+        try write { connection in
+            try connection.withStatement("UPDATE webhook_subscriptions SET cursor = ?1 WHERE cursor > ?1") { statement in
+                try statement.bind(latest, at: 1)
+                try statement.step()
+                return connection.changes
+            }
+        }
+    }
+
     @discardableResult
     public func deleteSubscription(id: String) throws -> Bool {
         try write { connection in

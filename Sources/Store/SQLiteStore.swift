@@ -19,10 +19,16 @@ import Synchronization
 ///   writer commits, and every read sees all commits whose completions have run.
 ///
 /// ### Lifecycle
-/// ``init(path:synchronous:)`` opens (creating with mode 0600) and migrates the file, and fails
-/// with a ``StoreError`` for an unreadable or non-SQLite file. ``close()`` refuses new work, lets
-/// the writer finish everything queued, and closes both connections; afterwards saves complete
-/// with `closed` at once and other calls throw it. `deinit` closes an open store.
+/// ``init(path:synchronous:writerNiceness:integrityCheck:maxSizeBytes:)`` opens (creating with mode
+/// 0600), checks (``IntegrityCheck``) and migrates the file, and fails with a ``StoreError`` for an
+/// unreadable file, and with code `corrupt` for a damaged or non-SQLite one (left as it was; see
+/// ``moveAside(path:now:)``). ``close()`` refuses new work, lets the writer finish everything
+/// queued, and closes both connections; afterwards saves complete with `closed` at once and other
+/// calls throw it. `deinit` closes an open store.
+///
+/// ### Health
+/// ``health`` says whether writes commit and whether damage was seen, from every read and write (a
+/// damaged page is an error, never an empty result); ``observeHealth(_:)`` tells its changes.
 ///
 /// The type is `Sendable` without `@unchecked`: its own state is the read connection behind a
 /// `Mutex` and the ``WriteQueue`` (which documents its lock); the write connection never leaves
@@ -43,7 +49,10 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
 
     /// The database file.
     public let path: String
+    /// What opening the file found: the integrity check's report and the file's size.
+    public let openingReport: OpeningReport
     let queue: WriteQueue
+    let healthMonitor = StoreHealthMonitor()
     private let writerFinished: Latch<Void>
     private let reader: Mutex<SQLiteConnection?>
     /// Devices and apps by key, as last written or read (nil = known to be absent): the delivery
@@ -51,23 +60,58 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
     let deviceCache = RecordCache<DeviceRecord>()
     let appCache = RecordCache<AppRecord>()
 
-    /// Opens or creates the database at `path` and brings its schema up to date.
+    /// What ``SQLiteStore/init(path:synchronous:writerNiceness:integrityCheck:maxSizeBytes:)`` found.
+    public struct OpeningReport: Sendable, Equatable {
+        public let integrity: IntegrityReport
+        /// SQLite's page size, in bytes.
+        public let pageSize: Int64
+        /// Pages in the database (after migrations), free ones included.
+        public let pageCount: Int64
+        /// Pages on the free list: space inside the file that new records reuse.
+        public let freePageCount: Int64
+        /// The effective `PRAGMA max_page_count` when a size limit was given (never below `pageCount`).
+        public let maxPageCount: Int64?
+
+        /// Room left under the size limit (free pages inside the file and pages it may still grow by),
+        /// in bytes; nil without a limit.
+        public var headroomBytes: Int64? {
+            maxPageCount.map { (max(0, $0 - pageCount) + freePageCount) * pageSize }
+        }
+
+        /// Whether the file was already (about) at its size limit when it was opened, with less room
+        /// than the writer's probe needs: the store then starts `failing`, and writes that need a new
+        /// page fail with `SQLITE_FULL` until records are deleted or the limit is raised.
+        public var isAtSizeLimit: Bool {
+            guard let headroomBytes else { return false }
+            return headroomBytes < StoreWriter.probeBytes
+        }
+    }
+
+    /// Opens or creates the database at `path`, checks it, and brings its schema up to date.
     /// - Parameters:
     ///   - path: A file path (not `:memory:`; the store uses two connections to one file).
     ///   - synchronous: Durability of each commit; `.full` by default.
     ///   - writerNiceness: The writer thread's nice value (a store for background work yields the CPU).
-    /// - Throws: ``StoreError`` when the file cannot be opened, is not an SQLite database, or has a
-    ///   newer schema than this build knows.
-    public init(path: String, synchronous: Synchronous = .full, writerNiceness: Int32 = 0) throws {
+    ///   - integrityCheck: The check run on an existing file before anything is written (a quick check
+    ///     without time limit by default).
+    ///   - maxSizeBytes: The most the database file may grow to (`PRAGMA max_page_count`); writes that
+    ///     would need more fail with `SQLITE_FULL` ("database or disk is full"). 0 = no limit.
+    /// - Throws: ``StoreError`` when the file cannot be opened, is damaged (code `corrupt`: the check
+    ///   found problems, or the file is not an SQLite database), or has a newer schema than this build knows.
+    public init(
+        path: String, synchronous: Synchronous = .full, writerNiceness: Int32 = 0,
+        integrityCheck: IntegrityCheck = IntegrityCheck(), maxSizeBytes: Int64 = 0
+    ) throws {
         guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else {
             throw StoreError.invalidPath(path)
         }
         Self.createPrivately(path)
         self.path = path
         let queue = WriteQueue(maxQueuedRecords: Self.maxQueuedRecords)
-        let finished = try StoreWriter.start(
-            path: path, synchronous: synchronous, queue: queue, maxBatchRecords: Self.maxBatchRecords,
-            niceness: writerNiceness)
+        let settings = StoreWriter.Settings(
+            synchronous: synchronous, maxBatchRecords: Self.maxBatchRecords, niceness: writerNiceness,
+            integrityCheck: integrityCheck, maxSizeBytes: maxSizeBytes)
+        let (finished, report) = try StoreWriter.start(path: path, settings: settings, queue: queue, health: healthMonitor)
         let reader: SQLiteConnection
         do {
             reader = try SQLiteConnection(path: path, readOnly: true)
@@ -80,6 +124,7 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
         self.queue = queue
         self.writerFinished = finished
         self.reader = Mutex(reader)
+        self.openingReport = report
     }
 
     deinit {
@@ -94,17 +139,36 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
     /// Whether ``close()`` has been called.
     public var isClosed: Bool { queue.isClosed }
 
+    /// Whether writes commit and no damage has been seen (see ``StoreHealth``).
+    ///
+    /// Writes that fail for a reason outside the store (disk or size limit full, I/O errors) make it
+    /// `failing`, as does opening a file that is at its size limit; the writer then probes about once
+    /// a second with a 16 KiB write (deleted in the same transaction) and the store is `healthy`
+    /// again once one commits. Any read or write that finds the file damaged makes it `corrupt`
+    /// until the store is closed.
+    public var health: StoreHealth { healthMonitor.current }
+
+    /// Calls `observer` with the new health whenever it changes, on the thread that saw the change
+    /// (the writer or a reader), in order. It must be quick and must not read ``health`` (it runs
+    /// under the health's lock). Replaces any earlier observer; nil removes it.
+    public func observeHealth(_ observer: (@Sendable (StoreHealth) -> Void)?) {
+        healthMonitor.observe(observer)
+    }
+
     /// Commits everything already queued, then closes the database. Later calls fail with `closed`.
     /// Blocks until the writer thread is done; safe to call more than once and from several threads.
     ///
     /// Called from a save completion (the writer thread itself), it cannot wait for the writer: it
     /// then returns at once and the writer closes the file after finishing the queue.
     public func close() {
-        queue.close()
+        // The reader first: a read still running when the writer closes its connection holds a lock
+        // that keeps SQLite from folding the WAL into the file (it needs the only lock on it), and
+        // the -wal would stay behind.
         reader.withLock { connection in
             connection?.close()
             connection = nil
         }
+        queue.close()
         // The last reference may be dropped by a completion, running deinit on the writer thread.
         guard !queue.isOnWriterThread else { return }
         writerFinished.wait()
@@ -112,11 +176,19 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
 
     // MARK: Plumbing for the repository methods
 
-    /// Runs `body` on the read connection.
+    /// Runs `body` on the read connection. A failure that shows damage (or an I/O error) is also
+    /// recorded in ``health``, so that no reader can take a damaged file for an empty one.
     func read<Value: Sendable>(_ body: (SQLiteConnection) throws -> Value) throws -> Value {
-        try reader.withLock { connection in
-            guard let connection else { throw StoreError.closed() }
-            return try body(connection)
+        do {
+            return try reader.withLock { connection in
+                guard let connection else { throw StoreError.closed() }
+                return try body(connection)
+            }
+        } catch {
+            healthMonitor.record(error)
+            // The writer probes only while writes fail; it may be asleep with nothing to write.
+            if healthMonitor.isFailing { queue.wakeWriter() }
+            throw error
         }
     }
 

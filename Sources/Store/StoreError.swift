@@ -8,7 +8,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is. New codes may be added.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: Hashable, Sendable {
-            case sqlite, closed, overloaded, corruptRecord, unsupportedSchema, invalidPath, wrongThread
+            case sqlite, closed, overloaded, corruptRecord, unsupportedSchema, invalidPath, wrongThread, corrupt
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -27,6 +27,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let invalidPath = Code(.invalidPath)
         /// A synchronous write was called on the store's writer thread (from a save completion); it would deadlock.
         public static let wrongThread = Code(.wrongThread)
+        /// The database file is damaged: its integrity check found problems, or SQLite answered
+        /// `SQLITE_CORRUPT` or `SQLITE_NOTADB` while opening it (``StoreError/resultCode`` says which).
+        public static let corrupt = Code(.corrupt)
 
         public var description: String {
             switch base {
@@ -37,6 +40,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
             case .unsupportedSchema: "unsupported-schema"
             case .invalidPath: "invalid-path"
             case .wrongThread: "wrong-thread"
+            case .corrupt: "corrupt"
             }
         }
     }
@@ -60,9 +64,31 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         self.line = line
     }
 
+    /// SQLite's primary result code: the low byte of ``resultCode`` (`SQLITE_FULL` for `SQLITE_FULL`'s extended codes).
+    public var primaryResultCode: Int32 { resultCode & 0xFF }
+
+    /// Whether the error shows a damaged database file: code ``Code/corrupt``, or SQLite's
+    /// `SQLITE_CORRUPT` or `SQLITE_NOTADB`. Such a file does not heal; it needs a restore or a recovery.
+    public var isCorruption: Bool {
+        code == .corrupt || (code == .sqlite && Self.corruptionCodes.contains(primaryResultCode))
+    }
+
+    /// Whether the error says that the database cannot be written now for a reason outside the
+    /// statement (the disk or `storage.maxSizeMB` is full, an I/O error, the file is locked or became
+    /// read-only, memory ran out): such failures may pass, unlike ``isCorruption``.
+    public var isEnvironmentFailure: Bool {
+        code == .sqlite && Self.environmentCodes.contains(primaryResultCode)
+    }
+
+    static let corruptionCodes: Set<Int32> = [SQLiteCode.corrupt, SQLiteCode.notADatabase]
+    static let environmentCodes: Set<Int32> = [
+        SQLiteCode.full, SQLiteCode.ioError, SQLiteCode.cannotOpen, SQLiteCode.readOnly, SQLiteCode.noMemory,
+        SQLiteCode.busy, SQLiteCode.locked,
+    ]
+
     public var description: String {
         var text = "StoreError(\(code)"
-        if code == .sqlite { text += " \(resultCode)" }
+        if code == .sqlite || code == .corrupt { text += " \(resultCode)" }
         text += "): \(message)"
         if let sql { text += " [SQL: \(sql)]" }
         return text
@@ -101,6 +127,13 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 
     static func invalidPath(_ path: String, file: String = #fileID, line: Int = #line) -> StoreError {
         StoreError(code: .invalidPath, message: "the store needs a database file, not \(path)", file: file, line: line)
+    }
+
+    /// A damaged database file. `resultCode` is `SQLITE_CORRUPT` for integrity-check findings.
+    static func corrupt(
+        _ message: String, resultCode: Int32 = SQLiteCode.corrupt, file: String = #fileID, line: Int = #line
+    ) -> StoreError {
+        StoreError(code: .corrupt, resultCode: resultCode, message: message, file: file, line: line)
     }
 
     static func wrongThread(file: String = #fileID, line: Int = #line) -> StoreError {

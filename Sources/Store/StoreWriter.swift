@@ -6,13 +6,16 @@ import Sandbox
 
 /// The body of the store's one writer thread (group commit).
 ///
-/// It opens the write connection on its own thread (so the connection never crosses threads),
-/// applies migrations, reports readiness through a ``Latch``, then loops: take everything queued,
-/// commit consecutive saves in `BEGIN IMMEDIATE … COMMIT` transactions of at most
+/// It opens the write connection on its own thread (so the connection never crosses threads), runs
+/// the integrity check, applies migrations, reports readiness through a ``Latch``, then loops: take
+/// everything queued, commit consecutive saves in `BEGIN IMMEDIATE … COMMIT` transactions of at most
 /// ``maxBatchRecords`` rows (one `save` call is never split), run each synchronous write in its own
 /// transaction, and only after each commit call the completions of the work it contained. Because
 /// callers keep queueing while a commit (and its fsync) is in progress, many callers share one commit.
 /// Completions run on this thread: they must be quick and must not make synchronous store writes.
+///
+/// Every failed transaction is reported to the store's ``StoreHealthMonitor``; while that says writes
+/// fail, the loop also wakes about once a second, when idle, to ``probe()``.
 final class StoreWriter {
     /// Saves a record's new state. A row of the same push (same apns-id and device, same topic, app and
     /// receipt time) gets only the columns a transition changes, so SQLite leaves the indexes on the
@@ -37,54 +40,98 @@ final class StoreWriter {
     private let connection: SQLiteConnection
     private let queue: WriteQueue
     private let maxBatchRecords: Int
+    private let health: StoreHealthMonitor
+    /// When the last probe ran (monotonic seconds), while writes were failing.
+    private var lastProbe = 0.0
 
-    private init(connection: SQLiteConnection, queue: WriteQueue, maxBatchRecords: Int) {
+    /// While writes fail, a probe runs this often (and after any work once this long has passed).
+    static let probeIntervalSeconds = 1.0
+    /// What a probe writes: enough to need new pages (4 of 4 KiB), as a few pushes do.
+    static let probeBytes = 16_384
+    /// The `apps` key of the probe's row, which is never seen: it is deleted in the same transaction.
+    /// (A bundle ID cannot start with a control character.)
+    static let probeKey = "\u{1}store-probe"
+
+    private init(connection: SQLiteConnection, queue: WriteQueue, maxBatchRecords: Int, health: StoreHealthMonitor) {
         self.connection = connection
         self.queue = queue
         self.maxBatchRecords = maxBatchRecords
+        self.health = health
     }
 
-    /// Starts the writer thread and waits until its connection is open and migrated.
-    /// - Returns: A latch fulfilled when the thread has drained the closed queue and closed its connection.
-    /// - Throws: The open or migration error (the thread has then already exited).
+    /// How the writer opens and uses its connection.
+    struct Settings: Sendable {
+        var synchronous: SQLiteStore.Synchronous = .full
+        var maxBatchRecords: Int
+        var niceness: Int32 = 0
+        var integrityCheck = IntegrityCheck()
+        /// `PRAGMA max_page_count` in bytes; 0 = SQLite's own limit.
+        var maxSizeBytes: Int64 = 0
+    }
+
+    /// Starts the writer thread and waits until its connection is open, checked and migrated.
+    ///
+    /// In that order: open; the integrity check (before anything writes, so a damaged file is left
+    /// as it was); the per-connection pragmas; migrations; the size limit (after migrations, so that
+    /// a migration never fails a start for want of room).
+    /// - Returns: A latch fulfilled when the thread has drained the closed queue and closed its
+    ///   connection, and what the opening found.
+    /// - Throws: The open, check or migration error (the thread has then already exited): code
+    ///   `corrupt` for a damaged file.
     static func start(
-        path: String, synchronous: SQLiteStore.Synchronous, queue: WriteQueue, maxBatchRecords: Int,
-        niceness: Int32 = 0
-    ) throws -> Latch<Void> {
-        let ready = Latch<Result<Void, StoreError>>()
+        path: String, settings: Settings, queue: WriteQueue, health: StoreHealthMonitor
+    ) throws -> (finished: Latch<Void>, report: SQLiteStore.OpeningReport) {
+        let ready = Latch<Result<SQLiteStore.OpeningReport, StoreError>>()
         let finished = Latch<Void>()
         let thread = Thread {
             queue.writerThread.store(UInt(pthread_self()), ordering: .relaxed)
-            if niceness != 0 { _ = CLinuxSystem_set_thread_niceness(niceness) }
+            if settings.niceness != 0 { _ = CLinuxSystem_set_thread_niceness(settings.niceness) }
             defer {
                 // pthread IDs are reused: forget ours before another thread can get it.
                 queue.writerThread.store(0, ordering: .relaxed)
                 finished.fulfill(())
             }
             let connection: SQLiteConnection
+            let report: SQLiteStore.OpeningReport
             do {
                 connection = try SQLiteConnection(path: path, readOnly: false)
-                try configure(connection, synchronous: synchronous)
+                // Until the file is open, checked and migrated, closing must not fold the WAL into it: a
+                // file that is refused stays exactly as it was.
+                try connection.setCheckpointsOnClose(false)
+                let integrity = try settings.integrityCheck.run(on: connection, path: path)
+                try configure(connection, synchronous: settings.synchronous)
                 if try !Schema.migrate(connection).isEmpty {
                     // A migration that rebuilt a table leaves a WAL as large as the table: fold it back
                     // into the database now rather than at the first pushes' commit.
                     try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 }
+                report = try limitSize(connection, to: settings.maxSizeBytes, integrity: integrity)
+                try connection.setCheckpointsOnClose(true)
             } catch let error as StoreError {
-                ready.fulfill(.failure(error.message.contains(path) ? error : error.withContext(path)))
+                var error = error.message.contains(path) ? error : error.withContext(path)
+                if error.isCorruption, error.code != .corrupt {
+                    // Damage found by the first statements rather than by the check (the check is off).
+                    error = .corrupt(error.message, resultCode: error.resultCode)
+                }
+                ready.fulfill(.failure(error))
                 return
             } catch {
                 ready.fulfill(.failure(.sqlite(0, "\(error)", sql: nil)))
                 return
             }
-            ready.fulfill(.success(()))
-            StoreWriter(connection: connection, queue: queue, maxBatchRecords: maxBatchRecords).run()
+            if report.isAtSizeLimit {
+                // Known full before any write fails: not healthy from the start (the first probe runs at once).
+                health.record(StoreError.sqlite(SQLiteCode.full, SQLiteCode.message(SQLiteCode.full), sql: nil))
+            }
+            ready.fulfill(.success(report))
+            StoreWriter(connection: connection, queue: queue, maxBatchRecords: settings.maxBatchRecords, health: health)
+                .run()
             connection.close()
         }
         thread.name = "store-writer"
         thread.start()
-        try ready.wait().get()
-        return finished
+        let report = try ready.wait().get()
+        return (finished, report)
     }
 
     private static func configure(_ connection: SQLiteConnection, synchronous: SQLiteStore.Synchronous) throws {
@@ -98,13 +145,72 @@ final class StoreWriter {
         try connection.execute("PRAGMA journal_size_limit = 67108864")
     }
 
+    /// Sets `PRAGMA max_page_count` from `maxSizeBytes` (when positive) and reads back the sizes.
+    /// SQLite keeps the limit at least at the file's current page count.
+    private static func limitSize(
+        _ connection: SQLiteConnection, to maxSizeBytes: Int64, integrity: IntegrityReport
+    ) throws -> SQLiteStore.OpeningReport {
+        func value(_ pragma: String) throws -> Int64 {
+            try connection.withStatement("PRAGMA \(pragma)") { statement in
+                try statement.step() ? statement.int64(at: 0) : 0
+            }
+        }
+        let pageSize = try value("page_size")
+        var maxPageCount: Int64?
+        if maxSizeBytes > 0 {
+            maxPageCount = try value("max_page_count = \(max(1, maxSizeBytes / max(1, pageSize)))")
+        }
+        return SQLiteStore.OpeningReport(
+            integrity: integrity, pageSize: pageSize, pageCount: try value("page_count"),
+            freePageCount: try value("freelist_count"), maxPageCount: maxPageCount)
+    }
+
     private func run() {
         var recycled: [WriteItem] = []
-        while var items = queue.takeAll(recycling: &recycled) {
-            process(items)
+        while var items = queue.takeAll(recycling: &recycled, waitingAtMost: secondsUntilProbe()) {
+            if !items.isEmpty {
+                process(items)
+            }
+            if let wait = secondsUntilProbe(), wait <= 0 {
+                probe()
+            }
             items.removeAll(keepingCapacity: true)
             recycled = items
         }
+    }
+
+    /// nil while writes succeed; else how long until the next probe is due (0 or less: now).
+    private func secondsUntilProbe() -> Double? {
+        guard health.isFailing else { return nil }
+        return lastProbe + Self.probeIntervalSeconds - Self.monotonicSeconds()
+    }
+
+    /// While writes fail (disk full, I/O errors), tries a write like a few pushes': ``probeBytes``
+    /// in a row that is deleted again in the same transaction, so nothing is left and no reader sees it.
+    /// If it commits, the store is healthy again: this is how readiness returns when space is freed
+    /// while no traffic arrives. (A failure is recorded by ``transaction(_:)``.)
+    private func probe() {
+        lastProbe = Self.monotonicSeconds()
+        do {
+            try transaction {
+                try connection.withStatement("INSERT INTO apps(bundle_id, record) VALUES (?, zeroblob(?))") { statement in
+                    try statement.bind(Self.probeKey, at: 1)
+                    try statement.bind(Self.probeBytes, at: 2)
+                    try statement.step()
+                }
+                try connection.withStatement("DELETE FROM apps WHERE bundle_id = ?") { statement in
+                    try statement.bind(Self.probeKey, at: 1)
+                    try statement.step()
+                }
+            }
+            health.recordWriteSucceeded()
+        } catch {
+            // Still failing; the next probe is one interval away.
+        }
+    }
+
+    private static func monotonicSeconds() -> Double {
+        Double(DispatchTime.now().uptimeNanoseconds) / 1e9
     }
 
     static let insertEventSQL = "INSERT INTO events(type, time, device_token, topic, data) VALUES (?, ?, ?, ?, ?)"
@@ -248,6 +354,7 @@ final class StoreWriter {
             if connection.isInTransaction {
                 try? connection.execute("ROLLBACK")
             }
+            health.record(error)
             throw error
         }
     }

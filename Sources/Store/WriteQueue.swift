@@ -65,6 +65,8 @@ final class WriteQueue: @unchecked Sendable {
         var queuedRecords = 0
         var isClosed = false
         var isWriterWaiting = false
+        /// ``wakeWriter()`` was called: the writer's next (or current) wait returns at once.
+        var isWakeRequested = false
     }
 
     private let condition = NSCondition()
@@ -125,22 +127,50 @@ final class WriteQueue: @unchecked Sendable {
 
     var isClosed: Bool { locked { $0.isClosed } }
 
+    /// Makes the writer's wait in ``takeAll(recycling:waitingAtMost:)`` return (empty) at once, so
+    /// that it looks at the store's health again (a reader found that writes may fail: probe soon).
+    func wakeWriter() {
+        locked { state in
+            state.isWakeRequested = true
+            if state.isWriterWaiting {
+                state.isWriterWaiting = false
+                condition.signal()
+            }
+        }
+    }
+
     /// Writer thread only: blocks until there is work, then returns all of it; nil once closed and empty.
-    /// - Parameter recycled: The previous batch, emptied; its capacity is reused for the next one so
-    ///   producers rarely grow the array while holding the lock. Left empty.
-    func takeAll(recycling recycled: inout [WriteItem]) -> [WriteItem]? {
+    /// - Parameters:
+    ///   - recycled: The previous batch, emptied; its capacity is reused for the next one so
+    ///     producers rarely grow the array while holding the lock. Left empty.
+    ///   - timeout: When given, returns an empty array after this many seconds without work. An empty
+    ///     array also comes back at once after ``wakeWriter()``.
+    func takeAll(recycling recycled: inout [WriteItem], waitingAtMost timeout: Double? = nil) -> [WriteItem]? {
         condition.lock()
         defer { condition.unlock() }
         if recycled.capacity > state.spare.capacity {
             swap(&recycled, &state.spare)
         }
         recycled = []
+        let deadline = timeout.map { Date(timeIntervalSinceNow: max(0, $0)) }
         while state.items.isEmpty {
             if state.isClosed { return nil }
+            if state.isWakeRequested {
+                state.isWakeRequested = false
+                return []
+            }
             state.isWriterWaiting = true
-            condition.wait()
+            if let deadline {
+                if !condition.wait(until: deadline), state.items.isEmpty {
+                    state.isWriterWaiting = false
+                    return []
+                }
+            } else {
+                condition.wait()
+            }
         }
         state.isWriterWaiting = false
+        state.isWakeRequested = false
         var items = state.spare
         state.spare = []
         swap(&items, &state.items)

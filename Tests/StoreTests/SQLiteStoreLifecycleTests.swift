@@ -116,17 +116,16 @@ import Testing
         #expect(try normal.count(matching: NotificationFilter()) == 1)
     }
 
-    /// A file that is not an SQLite database fails to open with SQLITE_NOTADB and a clear message.
+    /// A file that is not an SQLite database fails to open as damaged (SQLITE_NOTADB) with a clear message.
     @Test func rejectsNonSQLiteFile() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("garbage.sqlite")
         try Data(String(repeating: "this is not a database\n", count: 200).utf8).write(to: URL(fileURLWithPath: path))
         let error = try #require(throws: StoreError.self) { try SQLiteStore(path: path) }
-        #expect(error.code == .sqlite)
+        #expect(error.code == .corrupt)
         #expect(error.resultCode & 0xFF == 26)  // SQLITE_NOTADB
         #expect(error.description.contains("not a database"))
         #expect(error.description.contains(path))
-        #expect(error.sql != nil)
     }
 
     /// A path in a missing directory and `:memory:` are clear errors.

@@ -52,6 +52,11 @@ static inline int CLibShims_inflateInit2(z_streamp strm, int windowBits) { retur
 
 // MARK: SQLite
 static inline sqlite3_destructor_type CLibShims_SQLITE_TRANSIENT(void) { return SQLITE_TRANSIENT; }
+// sqlite3_db_config is variadic, which Swift cannot call; this is its (int, int *) form
+// (https://sqlite.org/c3ref/db_config.html), e.g. SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE.
+static inline int CLibShims_sqlite3_db_config_int(sqlite3 *db, int op, int value, int *result) {
+    return sqlite3_db_config(db, op, value, result);
+}
 
 // MARK: nghttp2
 static inline const char *CLibShims_nghttp2_version_string(void) { return NGHTTP2_VERSION; }

@@ -25,7 +25,7 @@ enum OpenAPIDocument {
         "/readyz": {
           "get": { "operationId": "ready", "security": [], "responses": {
             "200": { "description": "Serving", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Status" } } } },
-            "503": { "description": "Draining", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Status" } } } } } }
+            "503": { "description": "Draining (status draining), or not ready (status not-ready, with a reason: a store's writes fail, e.g. the disk is full, or its file is damaged)", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Readiness" } } } } } }
         },
         "/ca.pem": {
           "get": { "operationId": "getCACertificate", "security": [], "description": "The sandbox CA (PEM) that clients trust for the TLS listener.", "responses": {
@@ -438,6 +438,7 @@ enum OpenAPIDocument {
           },
           "Problem": { "type": "object", "required": ["error"], "properties": { "error": { "type": "object", "required": ["code", "message"], "properties": { "code": { "type": "string" }, "message": { "type": "string" } } } } },
           "Status": { "type": "object", "required": ["status"], "properties": { "status": { "type": "string" } } },
+          "Readiness": { "type": "object", "required": ["status"], "properties": { "status": { "type": "string", "enum": ["draining", "not-ready"] }, "reason": { "type": "string", "description": "Why the server cannot serve, e.g. store: database or disk is full" } } },
           "BundleIDString": { "type": "string", "pattern": "^[A-Za-z0-9.-]{1,255}$", "description": "A bundle ID or topic: 1–255 characters of A–Z a–z 0–9 . -" },
           "DeviceTokenString": { "type": "string", "pattern": "^([0-9A-Fa-f]{2}){16,200}$", "description": "32–400 hex digits, an even number (stored lower-case)" },
           "LocaleString": { "type": "string", "pattern": "^[A-Za-z0-9_-]{1,35}$", "description": "Like en_US or fr" },

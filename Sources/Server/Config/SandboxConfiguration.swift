@@ -263,12 +263,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
                 }
             }
         }
-        guard ["full", "normal"].contains(storage.synchronous) else {
-            throw ConfigurationError("storage.synchronous must be full or normal")
-        }
-        guard storage.maxRecords > 0, storage.maxAgeDays > 0, !storage.file.isEmpty else {
-            throw ConfigurationError("storage.maxRecords and storage.maxAgeDays must be positive, storage.file non-empty")
-        }
+        if let problem = storage.problems().first { throw ConfigurationError(problem) }
         guard extensions.defaultBudgetMilliseconds > 0, extensions.defaultGraceMilliseconds >= 0,
               extensions.maxConcurrentInstances > 0 else {
             throw ConfigurationError("extensions: budget and maxConcurrentInstances must be positive, grace not negative")

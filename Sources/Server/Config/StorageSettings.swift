@@ -1,4 +1,5 @@
 // APNs Sandbox — configuration of durable storage and of delivery to simulated devices.
+import Store
 
 /// Where and how records are kept.
 public struct StorageSettings: Codable, Sendable, Equatable {
@@ -10,6 +11,18 @@ public struct StorageSettings: Codable, Sendable, Equatable {
     public var maxRecords = 1_000_000
     /// Prune final records older than this.
     public var maxAgeDays = 30.0
+    /// The check of both database files at start: `quick` (`PRAGMA quick_check`), `full`
+    /// (`PRAGMA integrity_check`) or `off`.
+    public var integrityCheck = "quick"
+    /// Longest the start-time check may take per file; when it runs out the server starts with a
+    /// warning that the check was incomplete. 0 = no limit.
+    public var integrityCheckSeconds = 10.0
+    /// A damaged file at start: `refuse` (exit with an error naming it) or `moveAside` (rename it and
+    /// its -wal/-shm to `<name>.corrupt-<UTC time>` and start with an empty store).
+    public var onCorruption = "refuse"
+    /// The most the main database file may grow to, in MiB (`PRAGMA max_page_count`); pushes that
+    /// need more are answered 500 and /readyz turns not-ready. 0 = no limit (the disk's).
+    public var maxSizeMB = 0.0
 
     public init() {}
 
@@ -20,6 +33,44 @@ public struct StorageSettings: Codable, Sendable, Equatable {
         synchronous = try c.decodeIfPresent(String.self, forKey: .synchronous) ?? d.synchronous
         maxRecords = try c.decodeIfPresent(Int.self, forKey: .maxRecords) ?? d.maxRecords
         maxAgeDays = try c.decodeIfPresent(Double.self, forKey: .maxAgeDays) ?? d.maxAgeDays
+        integrityCheck = try c.decodeIfPresent(String.self, forKey: .integrityCheck) ?? d.integrityCheck
+        integrityCheckSeconds = try c.decodeIfPresent(Double.self, forKey: .integrityCheckSeconds) ?? d.integrityCheckSeconds
+        onCorruption = try c.decodeIfPresent(String.self, forKey: .onCorruption) ?? d.onCorruption
+        maxSizeMB = try c.decodeIfPresent(Double.self, forKey: .maxSizeMB) ?? d.maxSizeMB
+    }
+
+    /// What is wrong with these settings, each naming its key; empty when they are valid.
+    func problems() -> [String] {
+        var problems: [String] = []
+        if !["full", "normal"].contains(synchronous) { problems.append("storage.synchronous must be full or normal") }
+        if maxRecords <= 0 || !(maxAgeDays > 0) || file.isEmpty {
+            problems.append("storage.maxRecords and storage.maxAgeDays must be positive, storage.file non-empty")
+        }
+        if IntegrityCheck.Mode(rawValue: integrityCheck) == nil {
+            problems.append("storage.integrityCheck must be quick, full or off, not \"\(integrityCheck)\"")
+        }
+        if !(integrityCheckSeconds >= 0) || !integrityCheckSeconds.isFinite {
+            problems.append("storage.integrityCheckSeconds must be 0 (no limit) or a positive number of seconds")
+        }
+        if !["refuse", "moveAside"].contains(onCorruption) {
+            problems.append("storage.onCorruption must be refuse or moveAside, not \"\(onCorruption)\"")
+        }
+        if !(maxSizeMB >= 0) || !maxSizeMB.isFinite {
+            problems.append("storage.maxSizeMB must be 0 (no limit) or a positive number of MiB")
+        }
+        return problems
+    }
+
+    /// The start-time check of each database file.
+    var integrity: IntegrityCheck {
+        IntegrityCheck(
+            mode: IntegrityCheck.Mode(rawValue: integrityCheck) ?? .quick,
+            timeLimitSeconds: integrityCheckSeconds > 0 ? integrityCheckSeconds : nil)
+    }
+
+    /// ``maxSizeMB`` in bytes (0 = no limit).
+    var maxSizeBytes: Int64 {
+        maxSizeMB > 0 ? Int64((maxSizeMB * 1_048_576).rounded(.down)) : 0
     }
 }
 

@@ -1,0 +1,108 @@
+// APNs Sandbox — opening the two database files: the integrity check, recovery, size limit, readiness.
+import Foundation
+import Store
+import Support
+
+extension SandboxServer {
+    /// One of the two database files: the main store or the webhook outbox.
+    struct StoreFile {
+        /// How log lines and `/readyz` name it (`store`, `webhook outbox`).
+        let role: String
+        let path: String
+        var synchronous: SQLiteStore.Synchronous = .full
+        var writerNiceness: Int32 = 0
+        /// `storage.maxSizeMB` in bytes for the main store, 0 for the outbox.
+        var maxSizeBytes: Int64 = 0
+    }
+
+    /// Opens `file` with the configured start-time integrity check (`storage.integrityCheck`,
+    /// `storage.integrityCheckSeconds`) and logs what the check found.
+    ///
+    /// A damaged file (the check found problems, or SQLite calls it corrupt or not a database) is
+    /// never served: with `storage.onCorruption` `refuse` this throws one error naming the file,
+    /// quoting the findings and saying how to recover; with `moveAside` it renames the file (and its
+    /// -wal, -shm) to `<name>.corrupt-<UTC time>`, logs that loudly, and opens a new empty store.
+    /// - Throws: ``ConfigurationError`` for a damaged file (`refuse`), else the store's error.
+    static func openStore(_ file: StoreFile, settings: StorageSettings, logger: Logger) throws -> SQLiteStore {
+        func open() throws -> SQLiteStore {
+            try SQLiteStore(
+                path: file.path, synchronous: file.synchronous, writerNiceness: file.writerNiceness,
+                integrityCheck: settings.integrity, maxSizeBytes: file.maxSizeBytes)
+        }
+        let store: SQLiteStore
+        do {
+            store = try open()
+        } catch let error as StoreError where error.isCorruption {
+            guard settings.onCorruption == "moveAside" else {
+                let name = (file.path as NSString).lastPathComponent
+                throw ConfigurationError(
+                    "\(file.role) \(error.message). The sandbox does not serve a damaged file; it was left as it is. "
+                        + "To recover: restore \(name) from a backup; or salvage what is readable with "
+                        + "`sqlite3 '\(file.path)' .recover | sqlite3 '\(file.path).recovered'` and put the result in its "
+                        + "place; or set storage.onCorruption to \"moveAside\" to keep the damaged file as "
+                        + "\(name).corrupt-<UTC time> and start with an empty \(file.role).")
+            }
+            let moved = try SQLiteStore.moveAside(path: file.path)
+            logger.error(
+                "DAMAGED \(file.role.uppercased()) MOVED ASIDE: starting with an empty \(file.role); "
+                    + "what the damaged file held is not served (storage.onCorruption = moveAside)",
+                [("file", file.path), ("moved.to", moved), ("found", error.message)])
+            store = try open()
+        }
+        log(store.openingReport, of: file, settings: settings, logger: logger)
+        return store
+    }
+
+    private static func log(_ report: SQLiteStore.OpeningReport, of file: StoreFile, settings: StorageSettings, logger: Logger) {
+        let integrity = report.integrity
+        let metadata = [
+            ("file", file.path), ("check", integrity.mode.rawValue),
+            ("seconds", String(format: "%.2f", integrity.seconds)),
+            ("size.mb", String(format: "%.1f", Double(integrity.fileBytes) / 1_048_576)),
+        ]
+        switch integrity.outcome {
+        case .passed:
+            logger.info("\(file.role): integrity check passed", metadata)
+        case .incomplete:
+            logger.warning(
+                "\(file.role): integrity check INCOMPLETE, storage.integrityCheckSeconds ran out; the rest of the file "
+                    + "was not checked (damage there shows as errors and a not-ready /readyz when it is read). "
+                    + "Raise storage.integrityCheckSeconds (0 = no limit) to check it all",
+                metadata)
+        case .skipped:
+            logger.info("\(file.role): integrity check off (storage.integrityCheck)", [("file", file.path)])
+        }
+        if report.isAtSizeLimit, let maxPages = report.maxPageCount {
+            logger.warning(
+                "\(file.role) is already at its size limit: pushes that need more room fail (500) and /readyz is "
+                    + "not-ready until records are deleted or storage.maxSizeMB is raised",
+                [("file", file.path), ("size.mb", String(format: "%.1f", Double(report.pageCount * report.pageSize) / 1_048_576)),
+                 ("limit.mb", String(format: "%.1f", Double(maxPages * report.pageSize) / 1_048_576))])
+        }
+    }
+
+    /// Logs each change of `store`'s health (the readiness check is ``readinessReason(of:role:)``).
+    static func logHealthChanges(of store: SQLiteStore, role: String, logger: Logger) {
+        let path = store.path
+        store.observeHealth { health in
+            switch health {
+            case .healthy:
+                logger.notice("\(role): writes commit again; /readyz is ready", [("file", path)])
+            case .failing(let reason):
+                logger.error(
+                    "\(role): writes fail; /readyz is not-ready until one commits (a probe retries every second)",
+                    [("file", path), ("error", reason)])
+            case .corrupt(let reason):
+                logger.error(
+                    "\(role): the database file is DAMAGED; /readyz is not-ready until a restart. Stop the server and "
+                        + "recover the file (config/README.md, storage.onCorruption)",
+                    [("file", path), ("error", reason)])
+            }
+        }
+    }
+
+    /// What `/readyz` says about `store`: `<role>: <SQLite's message>` while it is not healthy.
+    static func readinessReason(of store: SQLiteStore, role: String) -> @Sendable () -> String? {
+        { store.health.reason.map { "\(role): \($0)" } }
+    }
+}
