@@ -46,6 +46,7 @@ USER apns
 # 2197: TLS (h2 and http/1.1 via ALPN); 8080: cleartext (h2c prior knowledge and HTTP/1.1).
 EXPOSE 2197 8080
 # Asks the configured cleartext listener (config file, then APNS_SANDBOX_HTTP_PORT), wherever it was moved.
-HEALTHCHECK --interval=10s --timeout=3s --start-period=5s CMD ["/usr/local/bin/apns-sandbox","healthcheck"]
+# The start period covers the integrity check of both database files (storage.integrityCheckSeconds, 10 s each).
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s CMD ["/usr/local/bin/apns-sandbox","healthcheck"]
 ENTRYPOINT ["/usr/local/bin/apns-sandbox"]
 CMD ["serve","--config","/app/config/sandbox.json"]
