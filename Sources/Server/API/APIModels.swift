@@ -34,7 +34,9 @@ struct DeviceDTO: Codable, Sendable {
 }
 
 /// `POST /api/v1/devices`.
-struct CreateDeviceRequest: Codable, Sendable {
+struct CreateDeviceRequest: Codable, Sendable, APIRequestBody {
+    static let fields = ["token", "environment", "locale", "online", "apps", "keys"]
+
     /// Hex; generated (32 random bytes) when absent.
     var token: String?
     var environment: String?
@@ -46,7 +48,9 @@ struct CreateDeviceRequest: Codable, Sendable {
 }
 
 /// `PATCH /api/v1/devices/{token}`.
-struct UpdateDeviceRequest: Codable, Sendable {
+struct UpdateDeviceRequest: Codable, Sendable, APIRequestBody {
+    static let fields = ["online", "locale", "installApps", "uninstallApps", "keys", "rotateToken"]
+
     var online: Bool?
     var locale: String?
     var installApps: [String]?
@@ -72,7 +76,9 @@ struct AppDTO: Codable, Sendable {
 }
 
 /// `POST /api/v1/apps` and `PATCH /api/v1/apps/{bundleId}`.
-struct AppRequest: Codable, Sendable {
+struct AppRequest: Codable, Sendable, APIRequestBody {
+    static let fields = ["bundleId", "teamId", "strings", "serviceExtension"]
+
     var bundleId: String?
     var teamId: String?
     var strings: [String: [String: String]]?

@@ -15,7 +15,7 @@ enum OpenAPIDocument {
       "info": {
         "title": "APNs Sandbox API",
         "version": "1.0.0",
-        "description": "Drive and inspect the simulated devices behind APNs Sandbox. Errors are {\"error\":{\"code\",\"message\"}}. When a listener serving this API is not loopback-only, every operation except health, ca.pem and this document needs the admin token (Authorization: Bearer, or Basic with the token as password): 401 without it. Requests that change state are refused with 403 from pages of another origin and with 415 unless their body is application/json. See docs/security.md."
+        "description": "Drive and inspect the simulated devices behind APNs Sandbox. Errors are {\"error\":{\"code\",\"message\"}}; a request body with a field the operation does not know is 400 unknown_field. When a listener serving this API is not loopback-only, every operation except health, ca.pem and this document needs the admin token (Authorization: Bearer, or Basic with the token as password): 401 without it. Requests that change state are refused with 403 from pages of another origin and with 415 unless their body is application/json. See docs/security.md."
       },
       "security": [ {}, { "adminToken": [] }, { "adminBasic": [] } ],
       "paths": {
@@ -112,7 +112,7 @@ enum OpenAPIDocument {
           "parameters": [ { "name": "bundleId", "in": "path", "required": true, "description": "Need not be a registered app", "schema": { "$ref": "#/components/schemas/BundleIDString" } } ],
           "post": {
             "operationId": "issueClientCertificate",
-            "requestBody": { "required": false, "content": { "application/json": { "schema": { "type": "object", "properties": {
+            "requestBody": { "required": false, "content": { "application/json": { "schema": { "type": "object", "additionalProperties": false, "properties": {
               "topics": { "type": "array", "items": { "$ref": "#/components/schemas/BundleIDString" }, "description": "Default: the bundle ID, bundleId.voip and bundleId.complication" },
               "environment": { "type": "string", "enum": ["development", "production", "both"], "default": "both" },
               "validityDays": { "type": "integer", "minimum": 1, "maximum": 36500, "default": 365 } } } } } },
@@ -268,7 +268,7 @@ enum OpenAPIDocument {
           "post": {
             "operationId": "rotateWebhookSecret",
             "description": "Gives the subscription a new signing secret (the body's, else a generated one) and shows it, once. Every attempt from now on is signed with it.",
-            "requestBody": { "required": false, "content": { "application/json": { "schema": { "type": "object", "properties": {
+            "requestBody": { "required": false, "content": { "application/json": { "schema": { "type": "object", "additionalProperties": false, "properties": {
               "secret": { "type": "string", "pattern": "^whsec_[A-Za-z0-9+/=]+$" } } } } } },
             "responses": {
               "200": { "description": "The subscription with its new secret", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Webhook" } } } },
@@ -392,6 +392,7 @@ enum OpenAPIDocument {
           "WebhookTestEventData": { "type": "object", "required": ["subscriptionId", "message"], "properties": { "subscriptionId": { "type": "string" }, "message": { "type": "string" } } },
           "CreateWebhook": {
             "type": "object",
+            "additionalProperties": false,
             "required": ["url"],
             "properties": {
               "url": { "type": "string", "description": "http:// or https:// (https needs a certificate the system trusts)" },
@@ -477,6 +478,7 @@ enum OpenAPIDocument {
           },
           "CreateDevice": {
             "type": "object",
+            "additionalProperties": false,
             "properties": {
               "token": { "$ref": "#/components/schemas/DeviceTokenString", "description": "Hex; generated (32 random bytes) when absent" },
               "environment": { "type": "string", "enum": ["development", "production"], "default": "development" },
@@ -488,6 +490,7 @@ enum OpenAPIDocument {
           },
           "UpdateDevice": {
             "type": "object",
+            "additionalProperties": false,
             "properties": {
               "online": { "type": "boolean" },
               "locale": { "$ref": "#/components/schemas/LocaleString" },
@@ -509,6 +512,7 @@ enum OpenAPIDocument {
           },
           "CreateApp": {
             "type": "object",
+            "additionalProperties": false,
             "required": ["bundleId", "teamId"],
             "properties": {
               "bundleId": { "$ref": "#/components/schemas/BundleIDString" },
@@ -519,6 +523,7 @@ enum OpenAPIDocument {
           },
           "AppRequest": {
             "type": "object",
+            "additionalProperties": false,
             "properties": {
               "bundleId": { "type": "string", "description": "Ignored: the path names the app" },
               "teamId": { "$ref": "#/components/schemas/TeamIDString" },

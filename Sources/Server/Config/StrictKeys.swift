@@ -33,3 +33,18 @@ extension StrictlyKeyed {
         }
     }
 }
+
+/// Coding paths as users write them: `listeners[0].host`, not `Index 0`.
+enum KeyPathText {
+    static func text(_ path: [any CodingKey]) -> String {
+        var result = ""
+        for key in path {
+            if let index = key.intValue {
+                result += "[\(index)]"
+            } else {
+                result += result.isEmpty ? key.stringValue : "." + key.stringValue
+            }
+        }
+        return result
+    }
+}

@@ -173,7 +173,9 @@ enum WebhookSubscriptionRules {
     }
 }
 
-struct CreateWebhookRequest: Codable, Sendable {
+struct CreateWebhookRequest: Codable, Sendable, APIRequestBody {
+    static let fields = ["url", "events", "devices", "topics", "secret", "description", "maxConcurrentDeliveries"]
+
     var url: String
     var events: [String]?
     var devices: [String]?
@@ -184,7 +186,9 @@ struct CreateWebhookRequest: Codable, Sendable {
 }
 
 /// `POST /api/v1/webhooks/{id}/rotate-secret` (an empty body generates the new secret).
-struct RotateSecretRequest: Codable, Sendable {
+struct RotateSecretRequest: Codable, Sendable, APIRequestBody {
+    static let fields = ["secret"]
+
     var secret: String?
 }
 

@@ -8,7 +8,9 @@ import HTTP
 /// "environment": "development"|"production"|"both", "validityDays": 365}`. Answers 201 with
 /// `{"bundleId", "topics", "environment", "certificatePem", "privateKeyPem"}`.
 enum CredentialRoutes {
-    struct Request: Decodable {
+    struct Request: APIRequestBody {
+        static let fields = ["topics", "environment", "validityDays"]
+
         var topics: [String]?
         var environment: String?
         var validityDays: Int?
@@ -25,13 +27,11 @@ enum CredentialRoutes {
     static func register(on router: inout Router, dataDirectory: String) {
         router.post("/api/v1/apps/{bundleId}/client-certificates") { request, parameters in
             let bundleID = parameters["bundleId"] ?? ""
-            var body = Request()
-            if !request.body.isEmpty {
-                do {
-                    body = try JSONDecoder().decode(Request.self, from: Data(request.body))
-                } catch {
-                    return .response(.jsonError(status: 400, code: "invalid_json", message: "Body must be a JSON object: \(error)"))
-                }
+            let body: Request
+            do {
+                body = try APIBody.decode(Request.self, from: request.body, allowEmpty: true) ?? Request()
+            } catch {
+                return .response(APIResponse.problem(error))
             }
             guard let environment = CertificateEnvironment(rawValue: body.environment ?? "both") else {
                 return .response(.jsonError(
