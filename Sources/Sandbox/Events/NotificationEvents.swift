@@ -45,7 +45,10 @@ public enum NotificationEvents {
             var timings = JSONWriter(reservingCapacity: 96)
             timings.member("at", at)
             timings.member("sinceReceivedMs", max(0, at - record.receivedAt))
-            if let started = record.timeline.last(where: { $0.step == NotificationStatus.extensionRunning.rawValue }),
+            // Not across a restart (an interrupted extension): monotonic times of two runs do not compare.
+            if let started = record.timeline.lastIndex(where: { $0.step == NotificationStatus.extensionRunning.rawValue })
+                .flatMap({ index in record.timeline[index...].contains { $0.step == DeliveryRules.resumedStep }
+                    ? nil : record.timeline[index] }),
                 let last
             {
                 timings.member("extensionMs", Double(last.monotonic &- started.monotonic) / 1_000_000)
