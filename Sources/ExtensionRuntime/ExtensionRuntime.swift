@@ -75,12 +75,16 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
         let instances = configuration.dataDirectory + "/instances"
         let ledger = instances + "/" + Self.ledgerName
         let leftovers = ProcessRegistry.killLeftovers(ledgerPath: ledger)
-        if leftovers.records > 0 {
+        if leftovers.groupsKilled + leftovers.processesKilled > 0 {
             logger.warning("exec extension processes left by a previous run were killed", [
                 ("extension.records", String(leftovers.records)),
                 ("extension.groups_killed", String(leftovers.groupsKilled)),
                 ("extension.processes_killed", String(leftovers.processesKilled)),
             ])
+        } else if leftovers.records > 0 {
+            // E.g. killed at a shutdown but not reaped before the exit: nothing of them runs any more.
+            logger.debug("the previous run's exec extension processes are all gone",
+                         [("extension.records", String(leftovers.records))])
         }
         FileSystem.removeTree(instances)
         try? FileSystem.makeDirectories(instances)
