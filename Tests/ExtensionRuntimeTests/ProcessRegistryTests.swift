@@ -72,8 +72,11 @@ import Testing
         let record = try #require(ProcessRegistry.readLedger(ledger).first)
         #expect(ProcessStatus(pid: record.pid)?.startTime == record.start)
         #expect(ProcessStatus(pid: record.pid)?.group == record.pid)
-        let environment = try String(contentsOfFile: "/proc/\(record.pid)/environ", encoding: .utf8)
-        #expect(environment.split(separator: "\0").contains("APNS_SANDBOX_INSTANCE=\(record.instance)"))
+        // The spawn returns as the child leaves the server's memory; its new environment is set up a moment later.
+        #expect(waitUntil {
+            let environment = (try? String(contentsOfFile: "/proc/\(record.pid)/environ", encoding: .utf8)) ?? ""
+            return environment.split(separator: "\0").contains("APNS_SANDBOX_INSTANCE=\(record.instance)")
+        })
 
         harness.runtime.shutdown()
         _ = try run.wait()
