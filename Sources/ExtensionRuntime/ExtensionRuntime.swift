@@ -88,7 +88,8 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
         }
         FileSystem.removeTree(instances)
         try? FileSystem.makeDirectories(instances)
-        registry = ProcessRegistry(ledgerPath: ledger, usesGuardian: configuration.usesProcessGuardian)
+        registry = ProcessRegistry(
+            ledgerPath: ledger, guardian: configuration.usesProcessGuardian ? ProcessGuardian.shared : nil)
         reactor = ProcessReactor(intervalMilliseconds: configuration.processSampleIntervalMilliseconds,
                                  registry: registry)
         launcher = Launcher(queues: configuration.launcherCount)

@@ -19,48 +19,6 @@ import Testing
         return (pid, start)
     }
 
-    /// When the guardian's pipe closes (to it, the server is gone), it kills the groups it was told about
-    /// by the children themselves: the shell and its `sleep`, which no PDEATHSIG reaches. Then it exits.
-    @Test func guardianKillsKnownGroupsWhenTheServerGoes() throws {
-        let directory = try TemporaryDirectory()
-        var registry: ProcessRegistry? = ProcessRegistry(ledgerPath: directory.path + "/ledger")
-        let shell = try ChildProcess.spawn(
-            executable: "/bin/sh", arguments: Self.shellWithChild, environment: [:], directory: directory.path,
-            guardian: try #require(registry).guardianDescriptor())
-        defer { ProcessTesting.close(shell) }
-        let guardian = try #require(registry?.guardianPID)
-        let sleeper = try Self.grandchild(of: shell)
-        #expect(ProcessStatus(pid: guardian)?.group == guardian, "the guardian has a session of its own")
-
-        registry = nil  // closes the pipe and reaps the guardian
-        #expect(ProcessStatus(pid: guardian) == nil)
-        #expect(waitUntil { ProcessTesting.isDead(sleeper.pid, startedAt: sleeper.start) })
-        #expect(ProcessTesting.reap(shell.pid, within: 5) == .signaled(SIGKILL))
-    }
-
-    /// A guardian that was killed is replaced on the next spawn and told about every process still live.
-    @Test func guardianIsReplacedAndToldWhatLives() throws {
-        let directory = try TemporaryDirectory()
-        var registry: ProcessRegistry? = ProcessRegistry(ledgerPath: directory.path + "/ledger")
-        let live = try ChildProcess.spawn(
-            executable: "/bin/sh", arguments: Self.shellWithChild, environment: [:], directory: directory.path,
-            guardian: try #require(registry).guardianDescriptor())
-        defer { ProcessTesting.close(live) }
-        _ = registry?.register(live.pid, instance: "live")
-        let sleeper = try Self.grandchild(of: live)
-
-        let first = try #require(registry?.guardianPID)
-        kill(first, SIGKILL)
-        #expect(waitUntil { ProcessStatus(pid: first)?.isZombie ?? true })
-        _ = registry?.guardianDescriptor()
-        let second = try #require(registry?.guardianPID)
-        #expect(second != first)
-
-        registry = nil
-        #expect(waitUntil { ProcessTesting.isDead(sleeper.pid, startedAt: sleeper.start) })
-        #expect(ProcessTesting.reap(live.pid, within: 5) == .signaled(SIGKILL))
-    }
-
     /// A record lives from the spawn until the reap: the ledger lists a running instance's process (pid,
     /// start time, instance id) and is blank again once it ended.
     @Test func ledgerListsLiveProcessesOnly() throws {
