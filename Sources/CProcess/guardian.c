@@ -1,4 +1,5 @@
-// CProcess: the guardian process that kills extensions' groups when the server dies (see include/CProcess.h for why this exists).
+// CProcess: the guardian process that kills extensions' groups when the server dies
+// (see include/CProcess.h for why this exists).
 #include "CProcess.h"
 #include "internal.h"
 

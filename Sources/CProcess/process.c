@@ -1,4 +1,5 @@
-// CProcess: small process helpers: /proc, pidfds, descriptors, signals, thread names (see include/CProcess.h for why this exists).
+// CProcess: small process helpers: /proc, pidfds, descriptors, signals, thread names
+// (see include/CProcess.h for why this exists).
 #include "CProcess.h"
 #include "internal.h"
 

@@ -86,8 +86,8 @@ int CProcess_spawn(const CProcess_spawn_request *request, pid_t *pid, int *faile
     }
     // The child's stack; glibc's posix_spawn maps one per call the same way.
     const size_t stack_size = 64 * 1024;
-    void *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE,
-                       -1, 0);
+    void *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
     if (stack == MAP_FAILED) {
         *failed_step = CProcess_step_clone;
         return errno;

@@ -2,8 +2,8 @@
 //
 // ExtensionRuntime imports one C target of ours, CProcess (Package.swift): PR_SET_PDEATHSIG must be set in
 // the child between fork and exec, which posix_spawn cannot do, and only async-signal-safe C may run there.
-// This file is its one Swift wrapper for spawning; ``ProcessGuardian`` wraps the guardian, and ``ProcessRegistry`` uses
-// its pidfd and /proc helpers for the cleanup at start.
+// This file is its one Swift wrapper for spawning; ``ProcessGuardian`` wraps the guardian, and
+// ``ProcessRegistry`` uses its pidfd and /proc helpers for the cleanup at start.
 import CProcess
 import Foundation
 import Glibc

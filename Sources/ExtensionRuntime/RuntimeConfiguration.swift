@@ -31,8 +31,8 @@ public struct RuntimeConfiguration: Sendable {
     /// budget not yet started.
     public var launcherCount = max(1, min(4, System.processorCount))
     /// Fork a guardian process on the first exec spawn (one per process, shared by its runtimes), which kills
-    /// extensions' process groups the moment the server dies (``ProcessGuardian``). Off, only the direct children die at once (PDEATHSIG), and their own
-    /// children at the next start. Its cost: one single-threaded process whose memory is the server's at the
+    /// extensions' process groups the moment the server dies (``ProcessGuardian``). Off, only the direct
+    /// children die at once (PDEATHSIG), and their own children at the next start. Its cost: one single-threaded process whose memory is the server's at the
     /// fork, shared copy-on-write (measured: RSS 12 MiB, PSS 6 MiB, 2 MiB of it private after 1,500 exec
     /// instances).
     public var usesProcessGuardian = true

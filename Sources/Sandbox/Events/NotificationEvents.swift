@@ -46,11 +46,11 @@ public enum NotificationEvents {
             timings.member("at", at)
             timings.member("sinceReceivedMs", max(0, at - record.receivedAt))
             // Not across a restart (an interrupted extension): monotonic times of two runs do not compare.
-            if let started = record.timeline.lastIndex(where: { $0.step == NotificationStatus.extensionRunning.rawValue })
-                .flatMap({ index in record.timeline[index...].contains { $0.step == DeliveryRules.resumedStep }
-                    ? nil : record.timeline[index] }),
+            let running = record.timeline.lastIndex { $0.step == NotificationStatus.extensionRunning.rawValue }
+            if let running, !record.timeline[running...].contains(where: { $0.step == DeliveryRules.resumedStep }),
                 let last
             {
+                let started = record.timeline[running]
                 timings.member("extensionMs", Double(last.monotonic &- started.monotonic) / 1_000_000)
             }
             writer.member("timings", json: timings.finish())
