@@ -2,6 +2,7 @@
 // server. Nothing of the instance may survive, and its notification is final once, with the original content.
 import Foundation
 import Glibc
+import Synchronization
 import Testing
 
 @Suite(.serialized, .timeLimit(.minutes(2)))
@@ -80,6 +81,8 @@ struct HostileExtensionProcessTests {
         let data: String
         let work: String
         let config: String
+        /// Every extension process seen, as seen (pid and start time): what ``cleanUp()`` may kill.
+        let seen = SeenProcesses()
 
         init() throws {
             binary = try GracefulShutdownTests.executable()
@@ -146,10 +149,13 @@ struct HostileExtensionProcessTests {
                 return try #require(HostileExtensionProcessTests.process(pid), "\(name) \(pid) is not running")
             }
             let child = try process("child")
+            let grandchild = try process("grandchild")
+            seen.add(child)
+            seen.add(grandchild)
             let environment = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(child.pid)/environ"))) ?? Data()
             let instance = try #require(String(decoding: environment, as: UTF8.self).split(separator: "\0")
                 .first { $0.hasPrefix("APNS_SANDBOX_INSTANCE=") }?.dropFirst("APNS_SANDBOX_INSTANCE=".count))
-            return (child, try process("grandchild"), String(instance))
+            return (child, grandchild, String(instance))
         }
 
         /// The notification is final: `displayed`, `original-crash`, the original content, one run of the
@@ -178,15 +184,11 @@ struct HostileExtensionProcessTests {
             #expect(records.filter { $0["apnsId"] as? String == apnsID }.count == 1, "\(records)")
         }
 
-        /// Kills whatever a failing test left (only the processes it recorded, checked by start time).
+        /// Kills whatever a failing test left: only the processes it saw, while their pid still names them
+        /// (the same start time as when they were seen; a pid freed since may name another test's process).
         func cleanUp() {
-            for name in ["child", "grandchild"] {
-                if let text = try? String(contentsOfFile: work + "/" + name, encoding: .utf8),
-                    let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 1,
-                    let process = HostileExtensionProcessTests.process(pid), !HostileExtensionProcessTests.isDead(process)
-                {
-                    kill(pid, SIGKILL)
-                }
+            for process in seen.all where !HostileExtensionProcessTests.isDead(process) {
+                kill(process.pid, SIGKILL)
             }
             try? FileManager.default.removeItem(atPath: data)
             try? FileManager.default.removeItem(atPath: work)
@@ -195,8 +197,16 @@ struct HostileExtensionProcessTests {
 
     // MARK: - Processes, from /proc
 
+    /// The processes a test saw.
+    final class SeenProcesses: Sendable {
+        private let processes = Mutex<[SeenProcess]>([])
+
+        func add(_ process: SeenProcess) { processes.withLock { $0.append(process) } }
+        var all: [SeenProcess] { processes.withLock { $0 } }
+    }
+
     /// A process as it was seen: its pid and start time name it, even after the pid is reused.
-    struct SeenProcess: CustomStringConvertible {
+    struct SeenProcess: Sendable, CustomStringConvertible {
         let pid: pid_t
         let start: UInt64
         var description: String { "process \(pid) (started at tick \(start))" }
