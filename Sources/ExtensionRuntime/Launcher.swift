@@ -9,7 +9,7 @@ import Synchronization
 /// live as long as the runtime.
 ///
 /// ### Why
-/// `posix_spawn` blocks its thread until the child has exec'd (about 1 ms on a busy 2-core machine). When
+/// A spawn blocks its thread until the child has exec'd (about 1 ms on a busy 2-core machine). When
 /// the worker queues spawned, a burst of 2,000 exec instances queued every instance's output handling behind
 /// the spawns, and each instance waited for the spawns ahead of it with its budget running: answers written
 /// within a few ms were seen 1.4–2 s after `didReceive` (BENCHMARKS.md, issue #5).
