@@ -49,9 +49,9 @@ enum ProcessMemory {
     /// Resident bytes of `root` and its descendants (children of each process's main thread), each counted
     /// by `/proc/<pid>/statm`; nil while `root` has not exec'd yet, or when it is gone.
     ///
-    /// A spawn (`ChildProcess`, like `posix_spawn`) returns once the child has let go of the parent's address space in `execve`, but the
-    /// kernel switches the child to its new address space a moment later (`exec_mmap`: the child may still
-    /// wait there for the parent's `mmap_lock`). Until then `/proc/<child>/statm` shows the *server's*
+    /// A spawn (``ChildProcess``, like `posix_spawn`) returns once the child has let go of the parent's address
+    /// space in `execve`, but the kernel switches the child to its new address space a moment later
+    /// (`exec_mmap`: the child may still wait there for the parent's `mmap_lock`). Until then `/proc/<child>/statm` shows the *server's*
     /// memory: that is how a `dash` script was once sampled at 83 MiB and killed. So a root that has not
     /// exec'd is not sampled. A descendant is counted only while its pid still names the child that its
     /// parent listed (same parent, same start time before and after the read), never a reused pid.
