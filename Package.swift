@@ -22,6 +22,8 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Linux syscalls that Glibc's Swift module hides (epoll, eventfd, timerfd, accept4).
         .target(name: "CLinuxSystem", cSettings: [.define("_GNU_SOURCE")]),
+        // Starting exec extensions with PR_SET_PDEATHSIG, and the guardian that kills their groups when the server dies.
+        .target(name: "CProcess", cSettings: [.define("_GNU_SOURCE")]),
         // C macros and library-version differences as real functions.
         .target(name: "CLibShims", dependencies: ["COpenSSL", "CZlib", "CSQLite3", "CNGHTTP2"]),
 
@@ -32,7 +34,7 @@ let package = Package(
         .target(name: "HTTP", dependencies: ["Support", "Transport", "CNGHTTP2", "CZlib", "CLibShims"], swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["Support", "COpenSSL", "CLibShims"], swiftSettings: strict),
         .target(name: "Store", dependencies: ["Sandbox", "APNsProtocol", "CSQLite3", "CLibShims", "CLinuxSystem", "Support"], swiftSettings: strict),
-        .target(name: "ExtensionRuntime", dependencies: ["Sandbox", "APNsProtocol", "Crypto", "Support"], swiftSettings: strict),
+        .target(name: "ExtensionRuntime", dependencies: ["Sandbox", "APNsProtocol", "Crypto", "Support", "CProcess"], swiftSettings: strict),
         .target(name: "Webhooks", dependencies: ["Sandbox", "APNsProtocol", "Crypto", "Support", "CCurl", "CLinuxSystem"], swiftSettings: strict),
         .target(
             name: "Server",

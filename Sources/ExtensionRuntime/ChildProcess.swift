@@ -1,11 +1,17 @@
-// APNs Sandbox — starting an exec extension: posix_spawn into its own process group with three pipes.
+// APNs Sandbox — starting an exec extension: its own process group, three pipes, and death with the server.
+//
+// ExtensionRuntime imports one C target of ours, CProcess (Package.swift): PR_SET_PDEATHSIG must be set in
+// the child between fork and exec, which posix_spawn cannot do, and only async-signal-safe C may run there.
+// This file is its one Swift wrapper for spawning; ``ProcessGuardian`` wraps the guardian, and
+// ``ProcessRegistry`` uses its pidfd and /proc helpers for the cleanup at start.
+import CProcess
 import Foundation
 import Glibc
 
 /// A spawned extension process: its pid (also its process group id) and the parent's pipe ends.
 ///
 /// The caller owns the three descriptors (non-blocking, close-on-exec) and must close them; the process
-/// must be reaped (``ProcessReactor`` does).
+/// must be reaped (``ProcessReactor`` does) and its ``registration`` given back to the registry then.
 struct ChildProcess: Sendable {
     let pid: pid_t
     /// The write end of the child's standard input.
@@ -14,15 +20,21 @@ struct ChildProcess: Sendable {
     let stdout: Int32
     /// The read end of the child's standard error.
     let stderr: Int32
+    /// Its durable record and guardian entry (``ProcessRegistry``), nil when it was spawned without one.
+    var registration: ProcessRegistry.Registration?
 
     /// Starts `executable` with `arguments` in `directory` with exactly `environment`.
     ///
-    /// The child gets its own process group (so the whole group can be killed), an empty signal mask and
-    /// default signal dispositions (the server blocks SIGTERM/SIGINT for its signalfd and ignores SIGPIPE;
-    /// neither may leak into an extension), and no descriptors but 0, 1 and 2.
+    /// The child gets its own process group (so the whole group can be killed), `PR_SET_PDEATHSIG(SIGKILL)`
+    /// (it dies when the calling thread exits: call this only from a thread that lives as long as the
+    /// runtime, ``Launcher``), an empty signal mask and default signal dispositions (the server blocks
+    /// SIGTERM/SIGINT for its signalfd and ignores SIGPIPE; neither may leak into an extension), and no
+    /// descriptors but 0, 1 and 2. With a `guardian` descriptor it registers its group there itself, before
+    /// the program runs. Returns once the child has exec'd.
     /// - Throws: ``SpawnError`` when the pipes cannot be made or the program cannot be started.
     static func spawn(
-        executable: String, arguments: [String], environment: [String: String], directory: String
+        executable: String, arguments: [String], environment: [String: String], directory: String,
+        guardian: Int32 = -1
     ) throws -> ChildProcess {
         let input = try Pipe.make()
         let output: (read: Int32, write: Int32)
@@ -40,41 +52,13 @@ struct ChildProcess: Sendable {
             Pipe.close(output)
             throw error
         }
-        // The parent's ends never reach the child: they are close-on-exec, and the child's ends are dup2'd
-        // onto 0, 1, 2 (which clears close-on-exec on the copies).
+        // The parent's ends never reach the child: everything but 0, 1, 2 is close-on-exec there, and the
+        // child's ends are dup2'd onto 0, 1, 2 (which clears close-on-exec on the copies).
         defer {
             Glibc.close(input.read)
             Glibc.close(output.write)
             Glibc.close(errors.write)
         }
-
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, input.read, 0)
-        posix_spawn_file_actions_adddup2(&actions, output.write, 1)
-        posix_spawn_file_actions_adddup2(&actions, errors.write, 2)
-        guard let addChdir = Glibc2.addChdir else {
-            Glibc.close(input.write)
-            Glibc.close(output.read)
-            Glibc.close(errors.read)
-            throw SpawnError("this C library has no posix_spawn_file_actions_addchdir_np (glibc 2.29 or later needed)")
-        }
-        _ = addChdir(&actions, directory)
-        if let closeFrom = Glibc2.addCloseFrom { _ = closeFrom(&actions, 3) }
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        var allSignals = sigset_t()
-        sigfillset(&allSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(
-            &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -83,15 +67,44 @@ struct ChildProcess: Sendable {
             for pointer in envp { free(pointer) }
         }
         var pid: pid_t = 0
-        let status = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        var failedStep: Int32 = 0
+        let status = executable.withCString { path in
+            directory.withCString { directory in
+                argv.withUnsafeBufferPointer { argv in
+                    envp.withUnsafeBufferPointer { envp in
+                        var request = CProcess_spawn_request(
+                            path: path, argv: argv.baseAddress, envp: envp.baseAddress, directory: directory,
+                            stdin_fd: input.read, stdout_fd: output.write, stderr_fd: errors.write,
+                            guardian_fd: guardian)
+                        return CProcess_spawn(&request, &pid, &failedStep)
+                    }
+                }
+            }
+        }
         guard status == 0 else {
             Glibc.close(input.write)
             Glibc.close(output.read)
             Glibc.close(errors.read)
-            throw SpawnError("\(executable): \(String(cString: strerror(status)))")
+            let reason = String(cString: strerror(status))
+            switch Int(failedStep) {
+            case CProcess_step_chdir: throw SpawnError("chdir \(directory): \(reason)")
+            case CProcess_step_execve, CProcess_step_none: throw SpawnError("\(executable): \(reason)")
+            default: throw SpawnError("\(executable): \(Self.stepName(failedStep)): \(reason)")
+            }
         }
         for fd in [input.write, output.read, errors.read] { setNonBlocking(fd) }
         return ChildProcess(pid: pid, stdin: input.write, stdout: output.read, stderr: errors.read)
+    }
+
+    private static func stepName(_ step: Int32) -> String {
+        switch Int(step) {
+        case CProcess_step_setpgid: "setpgid"
+        case CProcess_step_pdeathsig: "prctl(PR_SET_PDEATHSIG)"
+        case CProcess_step_dup2: "dup2"
+        case CProcess_step_clone: "clone"
+        case CProcess_step_pipe: "pipe"
+        default: "spawn"
+        }
     }
 
     /// The program to run for a configured `path`: absolute paths as they are, relative ones against the
@@ -167,7 +180,7 @@ enum Pipe {
             made = pipe2(&fds, O_CLOEXEC)
         } else {
             // Without pipe2 there is a window in which another thread's spawn could inherit these;
-            // a spawned child still closes them (closefrom) or they close on exec.
+            // a spawned child still has them close on exec.
             made = Glibc.pipe(&fds)
         }
         guard made == 0 else { throw SpawnError("pipe: \(String(cString: strerror(errno)))") }
@@ -193,26 +206,13 @@ enum Pipe {
     }
 }
 
-/// glibc functions the Swift `Glibc` module hides (they are declared only under `_GNU_SOURCE`), looked up
-/// once with `dlsym` (domain modules import no C target of ours, architecture.md). All exist in every glibc
-/// since 2.34 (Debian 12 has 2.36). Without `pipe2` the runtime falls back to `pipe` + `fcntl`, without
-/// `addclosefrom_np` to descriptors closing on exec; `addchdir_np` (2.29) is required.
+/// glibc's `pipe2`, which the Swift `Glibc` module hides (declared only under `_GNU_SOURCE`), looked up once
+/// with `dlsym`. It exists in every glibc since 2.9; without it the runtime falls back to `pipe` + `fcntl`.
 private enum Glibc2 {
     typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>?, Int32) -> Int32
-    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
 
-    typealias AddChdir = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?,
-                                         UnsafePointer<CChar>?) -> Int32
-
-    static let addChdir: AddChdir? = symbol("posix_spawn_file_actions_addchdir_np")
-        .map { unsafeBitCast($0, to: AddChdir.self) }
-    static let pipe2: Pipe2? = symbol("pipe2").map { unsafeBitCast($0, to: Pipe2.self) }
-    static let addCloseFrom: AddCloseFrom? = symbol("posix_spawn_file_actions_addclosefrom_np")
-        .map { unsafeBitCast($0, to: AddCloseFrom.self) }
-
-    private static func symbol(_ name: String) -> UnsafeMutableRawPointer? {
-        dlsym(UnsafeMutableRawPointer(bitPattern: 0), name)
-    }
+    static let pipe2: Pipe2? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pipe2")
+        .map { unsafeBitCast($0, to: Pipe2.self) }
 }
 
 /// Makes the parent's end of a pipe non-blocking.

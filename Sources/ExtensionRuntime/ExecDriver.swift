@@ -10,9 +10,10 @@ import Synchronization
 /// ### Overview
 /// Before `didReceive` the instance waits for a ``Launcher`` ticket (``whenReady(_:_:)``), so that its budget
 /// starts only a few spawns before its own process. ``start(_:)`` then spawns the program (``ChildProcess``)
-/// on the ticket's queue, never a worker queue, in the instance's fresh temporary directory with a clean
-/// environment, hands it to the runtime's ``ProcessReactor`` (which does all pipe I/O, reaping and memory
-/// sampling on one thread) and queues the `request` line. The reactor's events arrive in order on the
+/// on the ticket's thread, never a worker queue, in the instance's fresh temporary directory with a clean
+/// environment, records it in the ``ProcessRegistry`` (so that it cannot outlive the server), hands it to the
+/// runtime's ``ProcessReactor`` (which does all pipe I/O, reaping and memory sampling on one thread) and
+/// queues the `request` line. The reactor's events arrive in order on the
 /// instance's queue. `timeWillExpire` is a stdin line. At the end the process gets its stdin closed and,
 /// unless it exits within ``RuntimeConfiguration/settleMilliseconds`` (after content) or at once (any other
 /// ending), SIGKILL to its whole process group.
@@ -25,6 +26,7 @@ final class ExecDriver: InstanceDriver {
     private let settings: ExtensionConfiguration.ExecSettings
     private let reactor: ProcessReactor
     private let launcher: Launcher
+    private let registry: ProcessRegistry
 
     private struct State {
         /// Held from ``whenReady(_:_:)`` until the process is spawned (or the instance ends first).
@@ -47,10 +49,14 @@ final class ExecDriver: InstanceDriver {
 
     private let state = Mutex(State())
 
-    init(settings: ExtensionConfiguration.ExecSettings, reactor: ProcessReactor, launcher: Launcher) {
+    init(
+        settings: ExtensionConfiguration.ExecSettings, reactor: ProcessReactor, launcher: Launcher,
+        registry: ProcessRegistry
+    ) {
         self.settings = settings
         self.reactor = reactor
         self.launcher = launcher
+        self.registry = registry
     }
 
     /// The environment of every exec extension (docs/extension-protocol.md, "The process").
@@ -94,7 +100,7 @@ final class ExecDriver: InstanceDriver {
             instance.fail(.error("could not start the extension: no process launcher"))
             return
         }
-        ticket.queue.async { [self] in launch(instance) }
+        ticket.thread.execute { [self] in launch(instance) }
     }
 
     func timeWillExpire(_ instance: Instance) {
@@ -138,7 +144,7 @@ final class ExecDriver: InstanceDriver {
 
     private static let expireMessage = Array(#"{"type":"timeWillExpire"}"#.utf8) + [0x0A]
 
-    /// On the ticket's queue: spawns the process, registers it, queues the request; gives the ticket back.
+    /// On the ticket's thread: spawns the process, registers it, queues the request; gives the ticket back.
     private func launch(_ instance: Instance) {
         let ticket = state.withLock { state -> Launcher.Ticket? in
             defer { state.ticket = nil }
@@ -146,7 +152,7 @@ final class ExecDriver: InstanceDriver {
         }
         guard let ticket else { return }  // ended before it started (shutdown); settle gave the ticket back
         let context = instance.context
-        let spawned: ChildProcess
+        var spawned: ChildProcess
         do {
             let directory = try instance.temporaryDirectory()
             let appGroup = try instance.appGroupDirectory()
@@ -154,12 +160,14 @@ final class ExecDriver: InstanceDriver {
                                                appGroup: appGroup, instanceID: context.id)
             let executable = try ChildProcess.resolve(settings.path, searchPath: environment["PATH"] ?? "")
             spawned = try ChildProcess.spawn(executable: executable, arguments: settings.arguments,
-                                             environment: environment, directory: directory)
+                                             environment: environment, directory: directory,
+                                             guardian: registry.guardianDescriptor())
         } catch {
             ticket.release()
             instance.fail(.error("could not start the extension: \(error)"))
             return
         }
+        spawned.registration = registry.register(spawned.pid, instance: context.id)
         ticket.release()
         instance.logger.debug("extension process started", [("extension.pid", String(spawned.pid))])
         let limit = context.configuration.memoryLimitMB * 1024 * 1024

@@ -25,10 +25,15 @@ import Synchronization
 /// ### Threads
 /// Bounded, whatever the number of instances: ``RuntimeConfiguration/workerCount`` serial queues run instance
 /// work; budgets, grace periods, step timeouts and delays are timers on the injected clock; exec processes are
-/// started on ``RuntimeConfiguration/launcherCount`` queues of their own (``Launcher``: a spawn blocks its
+/// started on ``RuntimeConfiguration/launcherCount`` threads of their own (``Launcher``: a spawn blocks its
 /// thread until the child has exec'd, and must never hold up a worker) and served by one ``ProcessReactor``
 /// thread (pipes, reaping, memory); HTTP goes through one `URLSession`. No thread ever blocks waiting for an
 /// instance.
+///
+/// ### Processes never outlive the server
+/// Exec processes die with the server even when it is killed with SIGKILL (``ProcessRegistry``: PDEATHSIG
+/// for each extension process, a guardian process for their children, a ledger in the data directory that
+/// the next start reads to kill what is left, before the delivery engine's recovery runs).
 public final class ExtensionRuntime: ReportingServiceExtensionRunner {
     public let configuration: RuntimeConfiguration
     private let clock: any SandboxClock
@@ -36,6 +41,7 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
     private let workers: [DispatchQueue]
     private let reactor: ProcessReactor
     private let launcher: Launcher
+    private let registry: ProcessRegistry
     private let directories: InstanceDirectories
     private let fetcher = HTTPFetcher()
     private let counter = Atomic<UInt64>(0)
@@ -55,9 +61,11 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
     ///   - clock: Time for budgets, grace periods, step timeouts and timeline stamps (``ManualClock`` in tests).
     ///   - logger: Debug lines per instance; warnings for problems of the runtime itself.
     ///
-    /// Removes left-over instance directories of an earlier run (`<data>/instances`), and sets SIGPIPE to be
-    /// ignored for the process (a write to an extension that closed its stdin must fail with EPIPE, not kill
-    /// the server).
+    /// Kills what an earlier run's exec extensions left running (its ledger, ``ProcessRegistry``; logged as a
+    /// warning), removes its instance directories (`<data>/instances`), and sets SIGPIPE to be ignored for
+    /// the process (a write to an extension that closed its stdin must fail with EPIPE, not kill the server).
+    /// Create the runtime before the delivery engine recovers, so that no process of an interrupted
+    /// instance still runs when that instance is finalised.
     public init(configuration: RuntimeConfiguration, clock: any SandboxClock, logger: Logger) {
         var configuration = configuration
         // Every path the runtime builds (instance directories, downloads, attachments) is absolute: a relative
@@ -72,14 +80,37 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
         workers = (0..<max(1, configuration.workerCount)).map {
             DispatchQueue(label: "apns-sandbox.extension.worker-\($0)")
         }
-        reactor = ProcessReactor(intervalMilliseconds: configuration.processSampleIntervalMilliseconds)
+        let instances = configuration.dataDirectory + "/instances"
+        let ledger = instances + "/" + Self.ledgerName
+        let leftovers = ProcessRegistry.killLeftovers(ledgerPath: ledger)
+        if leftovers.groupsKilled + leftovers.processesKilled > 0 {
+            logger.warning("exec extension processes left by a previous run were killed", [
+                ("extension.records", String(leftovers.records)),
+                ("extension.groups_killed", String(leftovers.groupsKilled)),
+                ("extension.processes_killed", String(leftovers.processesKilled)),
+            ])
+        } else if leftovers.records > 0 {
+            // E.g. killed at a shutdown but not reaped before the exit: nothing of them runs any more.
+            logger.debug("the previous run's exec extension processes are all gone",
+                         [("extension.records", String(leftovers.records))])
+        }
+        FileSystem.removeTree(instances)
+        try? FileSystem.makeDirectories(instances)
+        registry = ProcessRegistry(
+            ledgerPath: ledger, guardian: configuration.usesProcessGuardian ? ProcessGuardian.shared : nil)
+        reactor = ProcessReactor(intervalMilliseconds: configuration.processSampleIntervalMilliseconds,
+                                 registry: registry)
         launcher = Launcher(queues: configuration.launcherCount)
-        directories = InstanceDirectories(root: configuration.dataDirectory + "/instances")
+        directories = InstanceDirectories(root: instances)
+        // Unique per run, not only per pid: the next start finds this run's processes by it.
+        var random = SystemRandomNumberGenerator()
         instancePrefix = String(UInt32(truncatingIfNeeded: getpid()), radix: 36) + "-"
-            + String(UInt64(clock.monotonicNanoseconds) % 1_679_616, radix: 36)
+            + String(UInt32.random(in: 0...UInt32.max, using: &random), radix: 36)
         signal(SIGPIPE, SIG_IGN)
-        FileSystem.removeTree(configuration.dataDirectory + "/instances")
     }
+
+    /// The ledger of live exec processes in `<data>/instances` (a dot name: never an instance's directory).
+    static let ledgerName = ".processes"
 
     /// Instances running now.
     public var runningInstanceCount: Int { slots.withLock { $0.running } }
@@ -159,7 +190,7 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
                 fallBack(problem)
                 return
             }
-            driver = ExecDriver(settings: settings, reactor: reactor, launcher: launcher)
+            driver = ExecDriver(settings: settings, reactor: reactor, launcher: launcher, registry: registry)
         case .webhook(let settings):
             driver = WebhookDriver(settings: settings, fetcher: fetcher)
         }

@@ -5,6 +5,10 @@ import Glibc
 struct ProcessStatus: Equatable {
     /// The parent's pid.
     var parent: pid_t
+    /// The process group id.
+    var group: pid_t
+    /// A zombie: it has exited and waits to be reaped.
+    var isZombie: Bool
     /// When the process started, in clock ticks after boot; with the pid it names one process.
     var startTime: UInt64
     /// False while the process still runs the program it was forked from: the kernel's `PF_FORKNOEXEC`
@@ -24,13 +28,17 @@ struct ProcessStatus: Equatable {
     init?(statLine line: [UInt8]) {
         guard let close = line.lastIndex(of: UInt8(ascii: ")")) else { return nil }
         let fields = line[(close + 1)...].split(separator: UInt8(ascii: " "))
-        // fields[0] is the state (3rd field), [1] the parent (4th), [6] the flags (9th), [19] the start (22nd).
+        // fields[0] is the state (3rd field), [1] the parent (4th), [2] the group (5th), [6] the flags (9th),
+        // [19] the start (22nd).
         guard fields.count > 19,
             let parent = pid_t(String(decoding: fields[1], as: UTF8.self)),
+            let group = pid_t(String(decoding: fields[2], as: UTF8.self)),
             let flags = UInt64(String(decoding: fields[6], as: UTF8.self)),
             let start = UInt64(String(decoding: fields[19], as: UTF8.self))
         else { return nil }
         self.parent = parent
+        self.group = group
+        isZombie = fields[0].first == UInt8(ascii: "Z") || fields[0].first == UInt8(ascii: "X")
         startTime = start
         hasExecuted = flags & Self.forkedNotExecuted == 0
     }
@@ -41,9 +49,9 @@ enum ProcessMemory {
     /// Resident bytes of `root` and its descendants (children of each process's main thread), each counted
     /// by `/proc/<pid>/statm`; nil while `root` has not exec'd yet, or when it is gone.
     ///
-    /// `posix_spawn` returns once the child has let go of the parent's address space in `execve`, but the
-    /// kernel switches the child to its new address space a moment later (`exec_mmap`: the child may still
-    /// wait there for the parent's `mmap_lock`). Until then `/proc/<child>/statm` shows the *server's*
+    /// A spawn (``ChildProcess``, like `posix_spawn`) returns once the child has let go of the parent's address
+    /// space in `execve`, but the kernel switches the child to its new address space a moment later
+    /// (`exec_mmap`: the child may still wait there for the parent's `mmap_lock`). Until then `/proc/<child>/statm` shows the *server's*
     /// memory: that is how a `dash` script was once sampled at 83 MiB and killed. So a root that has not
     /// exec'd is not sampled. A descendant is counted only while its pid still names the child that its
     /// parent listed (same parent, same start time before and after the read), never a reused pid.

@@ -1,4 +1,5 @@
 // APNs Sandbox — one thread that does all exec extension I/O: pipes, reaping, memory sampling.
+import CProcess
 import Foundation
 import Glibc
 import Synchronization
@@ -36,6 +37,10 @@ enum ProcessEvent: Sendable {
 /// lock that reaping takes. `waitpid`/`waitid` are called only for our own pids, never `-1`, so children
 /// that other code spawned (Foundation's `Process`) keep their exit status. Event handlers run on the
 /// reactor thread and must only hop to another queue.
+///
+/// ### Registrations
+/// A process's ``ChildProcess/registration`` (its ledger record and guardian entry) is given back to the
+/// ``ProcessRegistry`` right after it was reaped, its group killed: never while any of it may still run.
 final class ProcessReactor: Sendable {
     /// A watched process. Its pid names it only until it is reaped; the handle never names another one.
     struct Handle: Sendable, Hashable {
@@ -45,8 +50,8 @@ final class ProcessReactor: Sendable {
 
     private let core: Core
 
-    init(intervalMilliseconds: Int) {
-        core = Core(interval: max(1, intervalMilliseconds))
+    init(intervalMilliseconds: Int, registry: ProcessRegistry? = nil) {
+        core = Core(interval: max(1, intervalMilliseconds), registry: registry)
     }
 
     deinit {
@@ -88,6 +93,7 @@ final class ProcessReactor: Sendable {
             var stdin: Int32
             var stdout: Int32
             var stderr: Int32
+            var registration: ProcessRegistry.Registration?
             var pending: [UInt8] = []
             var closeStdin = false
             var detached = false
@@ -105,11 +111,13 @@ final class ProcessReactor: Sendable {
         }
 
         let interval: Int
+        private let registry: ProcessRegistry?
         private let state = Mutex(State())
         private let wake: (read: Int32, write: Int32)?
 
-        init(interval: Int) {
+        init(interval: Int, registry: ProcessRegistry?) {
             self.interval = interval
+            self.registry = registry
             if let pipe = try? Pipe.make() {
                 setNonBlocking(pipe.read)
                 setNonBlocking(pipe.write)
@@ -136,13 +144,15 @@ final class ProcessReactor: Sendable {
                 state.nextID += 1
                 state.entries[id] = Entry(
                     id: id, pid: process.pid, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr,
-                    limitBytes: limitBytes, handler: handler)
+                    registration: process.registration, limitBytes: limitBytes, handler: handler)
                 defer { state.isRunning = true }
                 return (id, !state.isRunning)
             }
             if startThread {
-                let thread = Thread { [self] in run() }
-                thread.name = "apns-sandbox.extension.processes"
+                let thread = Thread { [self] in
+                    CProcess_name_thread("nse-processes")
+                    run()
+                }
                 thread.start()
             }
             signal()
@@ -318,6 +328,7 @@ final class ProcessReactor: Sendable {
             let entries = state.withLock { Array($0.entries.values) }
             for entry in entries {
                 if let (current, exit) = reapIfExited(entry.id) {
+                    if let registration = current.registration { registry?.unregister(registration) }
                     finish(current, exit: exit)
                     continue
                 }

@@ -9,7 +9,9 @@
 ///   on that device and kept between notifications;
 /// - `instances/<instanceId>/`: each instance's temporary directory (the exec working directory), emptied
 ///   when the instance ends and kept in `instances/.free/` for a later instance (``InstanceDirectories``).
-///   Left-overs from an earlier run are removed when the runtime starts.
+///   Left-overs from an earlier run are removed when the runtime starts;
+/// - `instances/.processes`: the ledger of live exec processes (``ProcessRegistry``), read and then removed
+///   at the next start.
 public struct RuntimeConfiguration: Sendable {
     public var dataDirectory: String
     /// Budget when the app's configuration sets none (iOS: about 30 s).
@@ -28,6 +30,12 @@ public struct RuntimeConfiguration: Sendable {
     /// each with two instances at most waiting on it; further exec instances wait before `didReceive`, their
     /// budget not yet started.
     public var launcherCount = max(1, min(4, System.processorCount))
+    /// Fork a guardian process on the first exec spawn (one per process, shared by its runtimes), which kills
+    /// extensions' process groups the moment the server dies (``ProcessGuardian``). Off, only the direct
+    /// children die at once (PDEATHSIG), and their own children at the next start. Its cost: one single-threaded process whose memory is the server's at the
+    /// fork, shared copy-on-write (measured: RSS 12 MiB, PSS 6 MiB, 2 MiB of it private after 1,500 exec
+    /// instances).
+    public var usesProcessGuardian = true
     /// How often exec process groups are checked for exit and sampled for memory.
     public var processSampleIntervalMilliseconds = 20
     /// After an exec extension's first content: how long it may keep running (its later output is noted)

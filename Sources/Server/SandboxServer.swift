@@ -139,6 +139,8 @@ public final class SandboxServer: Sendable {
         let devices = DeviceService(registry: registry, devices: store, engine: engine, clock: clock, events: recorder)
         try ConfigurationSeed.apply(configuration, devices: devices, store: store, logger: logger)
         registry.onAutoRegister { device in devices.autoRegistered(device) }
+        // After `extensions` was created: it killed what a previous run's extensions left, and the
+        // notifications they were running are finalised here (original-crash), not run again.
         try engine.recover()
         retention = Retention(
             store: store, outbox: outbox, clock: clock, settings: configuration.storage, events: configuration.events,

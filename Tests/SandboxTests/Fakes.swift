@@ -79,6 +79,27 @@ final class FakeNotificationRepository: NotificationRepository {
         return count
     }
 
+    /// Commits only the oldest held save (what it triggers is held too, while holding); false when none was.
+    @discardableResult
+    func completeFirstHeldSave() -> Bool {
+        guard let completion = state.withLock({ state -> Completion? in
+            guard !state.held.isEmpty else { return nil }
+            let first = state.held.removeFirst()
+            Self.commit(first.0, into: &state)
+            state.events += first.1
+            return first.2
+        }) else { return false }
+        completion(.success(()))
+        return true
+    }
+
+    /// Every committed record, newest version of each: what a restart would find in the store.
+    var committedRecords: [NotificationRecord] {
+        state.withLock { state in
+            state.records.sorted { state.inserted[$0.key, default: 0] < state.inserted[$1.key, default: 0] }.map(\.value)
+        }
+    }
+
     /// The newest saved notification with this apns-id (on any device).
     func record(_ apnsID: String) -> NotificationRecord? {
         state.withLock { state in

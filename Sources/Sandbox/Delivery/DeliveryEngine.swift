@@ -21,7 +21,9 @@ import Synchronization
 /// ### Durability
 /// A push is acknowledged (`accept`'s completion) only after its `accepted` record committed, and only
 /// then delivered. Every transition is saved; after a restart ``recover()`` resumes every record whose
-/// status is not final, so every accepted push reaches a final status.
+/// status is not final, so every accepted push reaches a final status. A service extension starts only
+/// after its push's `extension-running` committed, so recovery knows which ones may have run: those are
+/// finalised with their original content, never run a second time.
 public final class DeliveryEngine: Sendable {
     public struct Configuration: Sendable {
         /// Priority 5 and 1 pushes to an online device are delivered in batches: the first one opens a batch
@@ -142,8 +144,12 @@ public final class DeliveryEngine: Sendable {
     }
 
     /// After a restart: every record whose status is not final resumes. Stored ones are re-queued with
-    /// their deadline; accepted, delivering and extension-running ones are delivered again.
-    /// Call once, before the provider endpoint accepts pushes.
+    /// their deadline; accepted and delivering ones are delivered again. Extension-running ones are shown
+    /// with their original content (`original-crash`, the timeline says the sandbox restarted): their
+    /// extension may have run already and is never run twice (an extension starts only once its push's
+    /// `extension-running` has committed).
+    /// Call once, before the provider endpoint accepts pushes, and after the extension runner has killed
+    /// what the previous run's extensions left.
     public func recover() throws {
         let records = try notifications.unfinished()
         var order: [String] = []
@@ -276,6 +282,8 @@ public final class DeliveryEngine: Sendable {
                 }
             case .present(let presentation):
                 present(presentation, on: slot)
+            case .runExtension(let start):
+                runExtension(start, on: slot)
             }
         }
     }
@@ -293,7 +301,8 @@ public final class DeliveryEngine: Sendable {
         }
     }
 
-    /// Shows an alert push: through the extension when it qualifies, else directly (`direct`).
+    /// Shows an alert push: through the extension when it qualifies (once `extension-running` has
+    /// committed, ``runExtension(_:on:)``), else directly (`direct`); an interrupted one with its original.
     private func present(_ presentation: DeviceQueue.Presentation, on slot: DeviceSlot) {
         let record = presentation.record
         let app = try? devices.app(bundleID: record.bundleID)
@@ -301,7 +310,14 @@ public final class DeliveryEngine: Sendable {
             for: record, payload: presentation.traits.payload, locale: presentation.device?.locale ?? "en_US",
             strings: app?.strings ?? [:])
         let sequence = presentation.sequence
-        guard !presentation.isDirect, let runner = extensionRunner, let app, app.serviceExtensionJSON != nil,
+        if presentation.wasInterrupted {
+            perform(step(slot) { queue, now in
+                queue.presented(sequence, outcome: .originalCrash, content: original,
+                                detail: DeliveryRules.extensionInterrupted, at: now)
+            }, on: slot)
+            return
+        }
+        guard !presentation.isDirect, extensionRunner != nil, let app, app.serviceExtensionJSON != nil,
             let payload = presentation.traits.payload, payload.isMutableContent, payload.hasAlert
         else {
             perform(step(slot) { queue, now in
@@ -309,16 +325,17 @@ public final class DeliveryEngine: Sendable {
             }, on: slot)
             return
         }
-        var running: NotificationRecord?
-        let actions = step(slot) { queue, now in
-            let (record, actions) = queue.extensionStarted(sequence, original: original, at: now)
-            running = record
-            return actions
-        }
-        perform(actions, on: slot)
-        guard let running else { return }
-        let device = presentation.device
-            ?? DeviceRecord(token: record.deviceToken, environment: record.environment)
+        let start = DeviceQueue.ExtensionStart(
+            sequence: sequence, record: record, original: original, device: presentation.device, app: app)
+        perform(step(slot) { queue, now in queue.extensionRequested(sequence, start, at: now) }, on: slot)
+    }
+
+    /// Runs the extension of a push whose `extension-running` has committed; its answer is shown.
+    private func runExtension(_ start: DeviceQueue.ExtensionStart, on slot: DeviceSlot) {
+        let (sequence, running, original, app) = (start.sequence, start.record, start.original, start.app)
+        guard let runner = extensionRunner else { return }
+        let device = start.device
+            ?? DeviceRecord(token: running.deviceToken, environment: running.environment)
         if let reporting = runner as? any ReportingServiceExtensionRunner {
             // The instance's own events (steps, timeWillExpire, late handler calls, attachments,
             // stderr) go into the timeline before `displayed`.

@@ -81,6 +81,8 @@ enum DeliveryRules {
     static let notStoredThrottled = "apns-expiration 0: background budget used, not stored"
     static let restart = "restart"
     static let extensionWatchdog = "no answer from the extension runner"
+    static let extensionInterrupted =
+        "original-crash: the sandbox restarted while the service extension was running; it is not run again"
 
     static func throttled(perHour: Int) -> String {
         "throttled: \(perHour) background pushes in the last hour"

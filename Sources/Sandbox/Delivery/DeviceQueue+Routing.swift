@@ -216,6 +216,16 @@ extension DeviceQueue {
             for item in batch {
                 if let completion = item.completion { report.completions.append((completion, .success(()))) }
             }
+            for item in batch where item.startsExtension {
+                // Still waiting for this commit (not finished by the watchdog meanwhile): start it now.
+                guard var entry = entries[item.sequence], entry.place == .presenting,
+                    entry.record.status == .extensionRunning, var start = entry.pendingStart
+                else { continue }
+                entry.pendingStart = nil
+                entries[item.sequence] = entry
+                start.record = entry.record
+                actions.append(.runExtension(start))
+            }
             for item in batch {
                 guard let sequence = item.acceptedSequence, entries[sequence]?.place == .committing else { continue }
                 acceptancesAwaitingCommit -= 1

@@ -22,6 +22,13 @@ struct DeliveryInstant: Sendable, Equatable {
 /// `delivered-silent` for background and system pushes; `expired` and `discarded` on the way. Every change
 /// appends a timeline entry and is saved.
 ///
+/// ### The extension runs at most once
+/// A service extension starts only once its push's `extension-running` has committed
+/// (``Action/runExtension(_:)``), and never for a push whose committed status is earlier. So after a crash
+/// the store tells which pushes may have had their extension run: `extension-running` ones. Recovery shows
+/// those with their original content (`original-crash`) instead of running the extension again; `accepted`
+/// and `delivering` ones are delivered as usual (their extension had not started).
+///
 /// ### Saves
 /// Records are saved in the order their transitions happened, at most one batch in flight per device: the
 /// next batch is handed out only after the previous one committed (``saveCompleted(_:device:at:)`` then
@@ -50,6 +57,8 @@ struct DeviceQueue {
         case save([NotificationRecord], events: [EventDraft])
         /// Build the content of an alert push and show it (directly or through the extension).
         case present(Presentation)
+        /// Start the service extension: the push's `extension-running` has committed.
+        case runExtension(ExtensionStart)
     }
 
     /// An alert push in `delivering`, to be shown.
@@ -62,6 +71,21 @@ struct DeviceQueue {
         /// Shown without the service extension whatever the app says now: the push was delivered
         /// before its acceptance committed, on the shell's word that no extension would run.
         var isDirect = false
+        /// Its extension was running when the sandbox stopped (a recovered `extension-running` record):
+        /// show the original content (`original-crash`); the extension is not run again.
+        var wasInterrupted = false
+    }
+
+    /// What the shell needs to start a push's extension once its `extension-running` has committed; the
+    /// machine only carries it (``extensionRequested(_:_:at:)``).
+    struct ExtensionStart: Sendable {
+        var sequence: UInt64
+        /// The record as committed, status `extension-running` (filled in when the start is handed out).
+        var record: NotificationRecord
+        /// What the device shows without the extension.
+        var original: DisplayedContent
+        var device: DeviceRecord?
+        var app: AppRecord
     }
 
     /// What a committed (or failed) save means for the shell.
@@ -91,6 +115,8 @@ struct DeviceQueue {
         var place: Place
         /// While the extension runs: what to show if the runner never answers, and when.
         var fallback: (content: DisplayedContent, deadline: Int64)?
+        /// Set while `extension-running` waits for its commit: the start to hand out then.
+        var pendingStart: ExtensionStart?
     }
 
     struct PendingSave {
@@ -103,6 +129,8 @@ struct DeviceQueue {
         /// The event a status change announces (nil for a re-save of the same status), built when the
         /// change happens, on the thread that made it, so handing out a batch costs the store no JSON.
         var event: EventDraft?
+        /// The push's `extension-running`: its extension starts once this save commits.
+        var startsExtension = false
     }
 
     let settings: Settings
@@ -218,18 +246,24 @@ struct DeviceQueue {
         return actions + takeSave()
     }
 
-    /// The extension starts for a push in `delivering`: `extension-running`.
-    /// - Returns: The record as handed to the extension (nil when the push is no longer being delivered).
-    mutating func extensionStarted(
-        _ sequence: UInt64, original: DisplayedContent, at now: DeliveryInstant
-    ) -> (NotificationRecord?, [Action]) {
+    /// The shell wants the extension to run for a push in `delivering`: `extension-running`, saved; the
+    /// extension is started (``Action/runExtension(_:)``) only once that save has committed, so that a push
+    /// whose extension may have run is always `extension-running` in the store. The runner's watchdog
+    /// starts now. Ignored when the push is no longer being delivered.
+    mutating func extensionRequested(
+        _ sequence: UInt64, _ start: ExtensionStart, at now: DeliveryInstant
+    ) -> [Action] {
         guard var entry = entries[sequence], entry.place == .presenting, entry.record.status == .delivering else {
-            return (nil, takeSave())
+            return takeSave()
         }
-        entry.fallback = (original, now.wall + settings.extensionWatchdogMilliseconds)
+        entry.fallback = (start.original, now.wall + settings.extensionWatchdogMilliseconds)
+        entry.pendingStart = start
         entries[sequence] = entry
         transition(sequence, to: .extensionRunning, at: now)
-        return (entries[sequence]?.record, takeSave())
+        if let last = pendingSaves.indices.last, pendingSaves[last].sequence == sequence {
+            pendingSaves[last].startsExtension = true
+        }
+        return takeSave()
     }
 
     /// The device shows content for a push being delivered: `displayed` with `outcome`. Ignored when the
@@ -248,8 +282,10 @@ struct DeviceQueue {
     }
 
     /// Picks up unfinished records after a restart (oldest first): `accepted` ones are routed, `stored`
-    /// ones go back to storage (or the device's hold) with their deadline, `delivering` and
-    /// `extension-running` ones are delivered again. Each gets a `resumed` timeline entry.
+    /// ones go back to storage (or the device's hold) with their deadline, `delivering` ones are delivered
+    /// again (their extension, if any, had not started), and `extension-running` ones, whose extension may
+    /// have been running, are shown with their original content (`original-crash`, presented with
+    /// ``Presentation/wasInterrupted``), never run again. Each gets a `resumed` timeline entry.
     mutating func recover(
         _ records: [(sequence: UInt64, record: NotificationRecord, traits: PushTraits)], device: DeviceRecord?,
         at now: DeliveryInstant
@@ -279,6 +315,10 @@ struct DeviceQueue {
                         store(sequence, at: now, transition: false)
                     }
                 }
+            case .extensionRunning where traits.kind == .alert:
+                entries[sequence]?.place = .presenting
+                actions.append(.present(Presentation(
+                    sequence: sequence, record: record, traits: traits, device: device, wasInterrupted: true)))
             case .delivering, .extensionRunning:
                 actions += deliver(sequence, device: device, at: now)
             case .displayed, .deliveredSilent, .expired, .discarded:

@@ -4,7 +4,9 @@
 ///
 /// The delivery engine calls it only for pushes that qualify (§4.1): an alert push (not background) with
 /// `mutable-content: 1`, alert text (a title, subtitle, body or loc key) and an app whose
-/// `serviceExtensionJSON` is set. The record is in status `extension-running` when handed over.
+/// `serviceExtensionJSON` is set. The record is in status `extension-running` when handed over, and that
+/// status is committed: after a crash, the engine shows such a push's original content rather than calling
+/// the runner for it again.
 ///
 /// Contract: call `completion` exactly once, on any thread, within the app's budget plus grace (the
 /// implementation enforces the 30 s budget and falls back to `original` itself). The engine also keeps a

@@ -45,9 +45,12 @@ public enum NotificationEvents {
             var timings = JSONWriter(reservingCapacity: 96)
             timings.member("at", at)
             timings.member("sinceReceivedMs", max(0, at - record.receivedAt))
-            if let started = record.timeline.last(where: { $0.step == NotificationStatus.extensionRunning.rawValue }),
+            // Not across a restart (an interrupted extension): monotonic times of two runs do not compare.
+            let running = record.timeline.lastIndex { $0.step == NotificationStatus.extensionRunning.rawValue }
+            if let running, !record.timeline[running...].contains(where: { $0.step == DeliveryRules.resumedStep }),
                 let last
             {
+                let started = record.timeline[running]
                 timings.member("extensionMs", Double(last.monotonic &- started.monotonic) / 1_000_000)
             }
             writer.member("timings", json: timings.finish())
