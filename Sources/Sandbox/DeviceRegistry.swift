@@ -60,7 +60,10 @@ public final class DeviceRegistry: Sendable {
         shard(for: device.token).devices.withLock { $0[device.token] = device }
     }
 
-    /// Called (outside the registry's locks) for every device created by auto-registration.
+    /// Called for every device created by auto-registration, under the lock of the device's shard, before any
+    /// other push can see the device: a push to the same token on another thread cannot get ahead of the
+    /// registration (it must be committed no later than any push to the device). `handler` must be quick
+    /// (queue the write, do not wait for it) and must not call back into the registry.
     public func onAutoRegister(_ handler: @escaping @Sendable (Device) -> Void) {
         let box = AutoRegisterHandler(handler)
         autoRegisterHandler.withLock { $0 = box }
@@ -100,15 +103,15 @@ public final class DeviceRegistry: Sendable {
     public func resolve(
         token: DeviceToken, environment: APNsEnvironment, bundleID: String, now: Int64
     ) -> Result<Device, APNsError> {
-        var created: Device?
-        let result: Result<Device, APNsError> = shard(for: token).devices.withLock { devices in
+        let handler = autoRegisterHandler.withLock { $0 }
+        return shard(for: token).devices.withLock { devices in
             guard let device = devices[token] else {
                 guard unknownTokenPolicy == .autoRegister else { return .failure(APNsError(.badDeviceToken)) }
                 let newDevice = Device(
                     token: token, environment: environment,
                     apps: [InstalledApp(bundleID: bundleID, installedAt: now)], isAutoRegistered: true)
                 devices[token] = newDevice
-                created = newDevice
+                handler?.call(newDevice)
                 return .success(newDevice)
             }
             guard device.environment == environment else { return .failure(APNsError(.badDeviceToken)) }
@@ -118,8 +121,6 @@ public final class DeviceRegistry: Sendable {
             }
             return .success(device)
         }
-        if let created, let box = autoRegisterHandler.withLock({ $0 }) { box.call(created) }
-        return result
     }
 }
 

@@ -136,7 +136,9 @@ public final class SandboxServer: Sendable {
         self.engine = engine
 
         registry = DeviceRegistry(unknownTokenPolicy: settings.unknownDeviceTokens == "strict" ? .strict : .autoRegister)
-        let devices = DeviceService(registry: registry, devices: store, engine: engine, clock: clock, events: recorder)
+        let devices = DeviceService(
+            registry: registry, devices: store, engine: engine, clock: clock, events: recorder,
+            logger: logger.with("component", "devices"))
         try ConfigurationSeed.apply(configuration, devices: devices, store: store, logger: logger)
         registry.onAutoRegister { device in devices.autoRegistered(device) }
         // After `extensions` was created: it killed what a previous run's extensions left, and the

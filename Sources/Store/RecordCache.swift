@@ -13,7 +13,10 @@ final class RecordCache<Record: Sendable>: @unchecked Sendable {
         case absent
     }
 
-    private var entries: [String: Entry] = [:]
+    /// An entry and the version of the write (or of the read's start) it comes from.
+    private var entries: [String: (entry: Entry, version: UInt64)] = [:]
+    /// Bumped by every write (``set(_:for:)``, ``forget(_:)``).
+    private var version: UInt64 = 0
     private let lock = NSLock()
     private let capacity: Int
 
@@ -25,17 +28,47 @@ final class RecordCache<Record: Sendable>: @unchecked Sendable {
     func lookup(_ key: String) -> Record?? {
         lock.lock()
         defer { lock.unlock() }
-        switch entries[key] {
+        switch entries[key]?.entry {
         case .present(let record): return .some(record)
         case .absent: return .some(nil)
         case nil: return nil
         }
     }
 
+    /// What was just written (or deleted: nil), for every later lookup.
     func set(_ record: Record?, for key: String) {
         lock.lock()
         defer { lock.unlock() }
+        version += 1
+        store(record, for: key, version: version)
+    }
+
+    /// Drops what is known about `key`: the next lookup reads the database.
+    func forget(_ key: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        version += 1
+        entries[key] = nil
+    }
+
+    /// Take before reading the database, then pass to ``fill(_:for:readSince:)``.
+    func readTicket() -> UInt64 {
+        lock.lock()
+        defer { lock.unlock() }
+        return version
+    }
+
+    /// Caches what a read found, unless `key` was written since the read began (`ticket`): a read that
+    /// found nothing must not hide a device registered meanwhile.
+    func fill(_ record: Record?, for key: String, readSince ticket: UInt64) {
+        lock.lock()
+        defer { lock.unlock() }
+        if let current = entries[key], current.version > ticket { return }
+        store(record, for: key, version: ticket)
+    }
+
+    private func store(_ record: Record?, for key: String, version: UInt64) {
         if entries.count >= capacity && entries[key] == nil { entries.removeAll(keepingCapacity: true) }
-        entries[key] = record.map(Entry.present) ?? .absent
+        entries[key] = (record.map(Entry.present) ?? .absent, version)
     }
 }

@@ -23,10 +23,54 @@ extension SQLiteStore {
         deviceCache.set(device, for: device.token)
     }
 
+    /// Queued as a task of the next group commit (no commit or fsync of its own, so new tokens register at
+    /// push rate), ahead of every save queued later. The cache holds the device at once, so reads after
+    /// this call see it; a write that fails forgets it again.
+    public func registerDevice(_ device: DeviceRecord, completion: @escaping @Sendable (Result<Bool, any Error>) -> Void) {
+        let json: [UInt8]
+        do {
+            json = try Self.encodeJSON(device)
+        } catch {
+            completion(.failure(error))
+            return
+        }
+        let token = device.token
+        if case .some(.some) = deviceCache.lookup(token) {
+            // Known already: the insert below would do nothing.
+        } else {
+            deviceCache.set(device, for: token)
+        }
+        let cache = deviceCache
+        let body: @Sendable (SQLiteConnection) throws -> any Sendable = { connection in
+            try connection.withStatement(
+                "INSERT INTO devices(token, record) VALUES (?, ?) ON CONFLICT(token) DO NOTHING"
+            ) { statement in
+                try statement.bind(token, at: 1)
+                try statement.bind(json, at: 2)
+                try statement.step()
+                return connection.changes > 0
+            }
+        }
+        let failure = queue.enqueue(.batchedTask(body: body, completion: { result in
+            switch result {
+            case .success(let inserted):
+                completion(.success(inserted as? Bool ?? false))
+            case .failure(let error):
+                cache.forget(token)
+                completion(.failure(error))
+            }
+        }))
+        if let failure {
+            cache.forget(token)
+            completion(.failure(failure))
+        }
+    }
+
     public func device(token: String) throws -> DeviceRecord? {
         if let cached = deviceCache.lookup(token) { return cached }
+        let ticket = deviceCache.readTicket()
         let found = try readDevice(token: token)
-        deviceCache.set(found, for: token)
+        deviceCache.fill(found, for: token, readSince: ticket)
         return found
     }
 
@@ -88,8 +132,9 @@ extension SQLiteStore {
 
     public func app(bundleID: String) throws -> AppRecord? {
         if let cached = appCache.lookup(bundleID) { return cached }
+        let ticket = appCache.readTicket()
         let found = try readApp(bundleID: bundleID)
-        appCache.set(found, for: bundleID)
+        appCache.fill(found, for: bundleID, readSince: ticket)
         return found
     }
 

@@ -215,6 +215,14 @@ final class FakeDeviceRepository: DeviceRepository {
     }
 
     func saveDevice(_ device: DeviceRecord) throws { devicesByToken.withLock { $0[device.token] = device } }
+    func registerDevice(_ device: DeviceRecord, completion: @escaping @Sendable (Result<Bool, any Error>) -> Void) {
+        let added = devicesByToken.withLock { devices -> Bool in
+            guard devices[device.token] == nil else { return false }
+            devices[device.token] = device
+            return true
+        }
+        completion(.success(added))
+    }
     func device(token: String) throws -> DeviceRecord? { devicesByToken.withLock { $0[token] } }
     func devices(limit: Int, offset: Int) throws -> [DeviceRecord] {
         let all = devicesByToken.withLock { Array($0.values) }.sorted { $0.token < $1.token }

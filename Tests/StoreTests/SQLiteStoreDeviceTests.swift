@@ -1,6 +1,8 @@
 // APNs Sandbox — devices and apps in the SQLite store.
+import Dispatch
 import Sandbox
-import Store
+@testable import Store
+import Synchronization
 import Testing
 
 @Suite struct SQLiteStoreDeviceTests {
@@ -37,6 +39,51 @@ import Testing
         #expect(try store.deleteDevice(token: "t1"))
         #expect(try !store.deleteDevice(token: "t1"))
         #expect(try store.devices(limit: 10, offset: 0) == [second])
+    }
+
+    /// A registered device is readable at once, committed with (or before) the next save, never replaces a
+    /// stored device, and is durable: a second store on the file finds it once that save completed.
+    @Test func registeredDeviceCommitsNoLaterThanTheNextSave() throws {
+        let device = DeviceRecord(token: "new1", environment: .development, isAutoRegistered: true)
+        let registered = DispatchSemaphore(value: 0)
+        let added = Mutex<Bool?>(nil)
+        store.registerDevice(device) { result in
+            added.withLock { $0 = (try? result.get()) }
+            registered.signal()
+        }
+        #expect(try store.device(token: "new1") == device)
+        let saved = DispatchSemaphore(value: 0)
+        store.save([sampleRecord(apnsID: "after-registration", token: "new1")]) { _ in saved.signal() }
+        saved.wait()
+        let other = try SQLiteStore(path: directory.file("devices.sqlite"))
+        #expect(try other.device(token: "new1") == device)
+        other.close()
+        registered.wait()
+        #expect(added.withLock { $0 } == true)
+
+        let existing = DeviceRecord(token: "old1", environment: .production, locale: "de_DE")
+        try store.saveDevice(existing)
+        store.registerDevice(DeviceRecord(token: "old1", environment: .development)) { result in
+            added.withLock { $0 = (try? result.get()) }
+            registered.signal()
+        }
+        registered.wait()
+        #expect(added.withLock { $0 } == false)
+        #expect(try store.device(token: "old1") == existing)
+    }
+
+    /// A read that began before a write does not cache what it found over the write.
+    @Test func staleReadsDoNotHideWrites() {
+        let cache = RecordCache<String>()
+        let ticket = cache.readTicket()
+        cache.set("written", for: "k")
+        cache.fill(nil, for: "k", readSince: ticket)
+        #expect(cache.lookup("k") == .some("written"))
+        let later = cache.readTicket()
+        cache.fill("read", for: "k", readSince: later)
+        #expect(cache.lookup("k") == .some("read"))
+        cache.forget("k")
+        #expect(cache.lookup("k") == nil)
     }
 
     /// Apps save, replace, list by bundle ID, and delete.

@@ -159,6 +159,11 @@ public struct AppRecord: Sendable, Codable, Equatable {
 /// when they return.
 public protocol DeviceRepository: Sendable {
     func saveDevice(_ device: DeviceRecord) throws
+    /// Adds `device` unless a device with its token exists, without waiting: the write is queued now and
+    /// committed no later than any notification saved after this call (a push's auto-registered device is
+    /// durable no later than the push). Reads see the device from the moment this returns.
+    /// `completion` says whether it was added, once committed.
+    func registerDevice(_ device: DeviceRecord, completion: @escaping @Sendable (Result<Bool, any Error>) -> Void)
     func device(token: String) throws -> DeviceRecord?
     func devices(limit: Int, offset: Int) throws -> [DeviceRecord]
     @discardableResult

@@ -3,6 +3,7 @@ import APNsProtocol
 import Dispatch
 import Foundation
 import Sandbox
+import Support
 import Synchronization
 
 /// Keeps the in-memory `DeviceRegistry` (read by every push) and the durable `DeviceRepository`
@@ -14,16 +15,16 @@ final class DeviceService: Sendable {
     let clock: any SandboxClock
     /// Where `device.updated` events go (nil: none).
     let events: EventRecorder?
+    /// Where failed writes of auto-registered devices are reported (nil: nowhere).
+    let logger: Logger?
     /// Serialises read-modify-write of device records.
     private let lock = Mutex(())
-    /// Writes of auto-registered devices happen here, off the event loops (a device write is a
-    /// durable commit; the push that created the device must not wait for it).
-    private let background = DispatchQueue(label: "apns-sandbox.device-registrations")
 
     init(
         registry: DeviceRegistry, devices: any DeviceRepository, engine: DeliveryEngine, clock: any SandboxClock,
-        events: EventRecorder? = nil
+        events: EventRecorder? = nil, logger: Logger? = nil
     ) {
+        self.logger = logger
         self.registry = registry
         self.devices = devices
         self.engine = engine
@@ -48,17 +49,21 @@ final class DeviceService: Sendable {
         }
     }
 
-    /// Persists a device the provider endpoint auto-registered (asynchronously: until it is
-    /// written, the delivery engine treats an unknown device as online with the app installed).
+    /// Persists a device the provider endpoint auto-registered, on the push's own path and without
+    /// waiting: the write (and its `device.updated` event) is queued ahead of the push's save, so it
+    /// commits in the same group commit or an earlier one, and every API call after the push's 200
+    /// finds the device. Called under the registry's shard lock (``DeviceRegistry/onAutoRegister(_:)``):
+    /// it takes no lock of this service.
     func autoRegistered(_ device: Device) {
-        let createdAt = clock.nowMilliseconds
-        background.async { [self] in
-            lock.withLock { _ in
-                guard (try? devices.device(token: device.token.hex)) == nil else { return }
-                let record = Self.record(from: device, online: true, createdAt: createdAt)
-                if (try? devices.saveDevice(record)) != nil { announce("auto-registered", token: record.token, device: record) }
+        let record = Self.record(from: device, online: true, createdAt: clock.nowMilliseconds)
+        devices.registerDevice(record) { [logger] result in
+            if case .failure(let error) = result {
+                logger?.warning("storing an auto-registered device failed", [
+                    ("device.token_prefix", String(record.token.prefix(8))), ("error", "\(error)"),
+                ])
             }
         }
+        announce("auto-registered", token: record.token, device: record)
     }
 
     /// Creates or replaces a device (API and config seeding).
