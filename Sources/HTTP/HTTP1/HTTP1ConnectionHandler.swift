@@ -12,6 +12,10 @@ import Transport
 /// short linger so the client reads it). Requests still queued when the connection closes are
 /// cancelled (``HTTPRequest/cancellation``).
 ///
+/// Blocking handlers (store work) run on worker threads, a few at once for safe methods; pipelined
+/// requests are never run beside one with an unsafe method (RFC 9112 §9.3.2): a POST, PATCH or DELETE
+/// runs alone and requests after it start when it is done, as if they were handled one by one.
+///
 /// An absolute-form target (`POST http://host/3/device/…`, RFC 9112 §3.2.2) is served like its
 /// origin form, with the authority taken from the target instead of `Host`.
 ///
@@ -28,6 +32,13 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
         var isChunked = false
         /// A blocking handler's work, until it is handed to the worker pool.
         var blockingJob: (@Sendable () -> HTTPResponse)?
+        /// Its method is not safe (RFC 9110 §9.2.1): it must not run beside other requests.
+        var isUnsafe: Bool {
+            switch request.method {
+            case "GET", "HEAD", "OPTIONS": false
+            default: true
+            }
+        }
 
         init(request: HTTPRequest, keepAlive: Bool, startedAt: UInt64) {
             self.request = request
@@ -50,6 +61,8 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
     private let connectionGuard: ConnectionGuard
     /// Blocking handlers of this connection running (or queued in the pool) now.
     private var blockingInFlight = 0
+    /// Blocking handlers with an unsafe method not finished yet: no later request starts meanwhile.
+    private var unsafeBlockingJobs = 0
     private var isConnectionClosed = false
     private var isGracefulShutdown = false
     private let info: ConnectionInfo
@@ -76,7 +89,7 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
     private var heldOutputBytes: Int { connection.pendingOutputBytes + output.count + queuedResponseBytes }
 
     private func parse() {
-        while !isClosing && queue.count < pipeline.options.maxPipelinedRequests {
+        while !isClosing && queue.count < pipeline.options.maxPipelinedRequests && unsafeBlockingJobs == 0 {
             guard connectionGuard.mayStartRequest(heldBytes: heldOutputBytes) else {
                 // Resumed by connectionDidDrainOutput, or by the queued responses going out.
                 isOutputHeld = true
@@ -183,6 +196,7 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
             }
         case .blocking(let job):
             exchange.blockingJob = job
+            if exchange.isUnsafe { unsafeBlockingJobs += 1 }
             startBlockingJobs()
         case .stream(let head, let start):
             let writer = HTTPBodyWriter(maxBufferedBytes: pipeline.options.streamBufferBytes)
@@ -194,12 +208,15 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
     }
 
     /// Hands queued blocking handlers to the worker pool, in request order, while fewer than
-    /// `maxBlockingRequestsPerConnection` run and the output is within the budget.
+    /// `maxBlockingRequestsPerConnection` run and the output is within the budget; one with an unsafe
+    /// method waits until the others have finished.
     private func startBlockingJobs() {
         let limit = pipeline.options.maxBlockingRequestsPerConnection
         for exchange in queue {
             guard blockingInFlight < limit, connectionGuard.mayStartRequest(heldBytes: heldOutputBytes) else { return }
             guard let job = exchange.blockingJob else { continue }
+            let isUnsafe = exchange.isUnsafe
+            guard !isUnsafe || blockingInFlight == 0 else { return }
             exchange.blockingJob = nil
             blockingInFlight += 1
             let bound = LoopBound(self, loop: connection.loop)
@@ -211,6 +228,7 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
                 let finalized = response.map { pipeline.finalize($0, for: request, startedAt: startedAt) }
                 bound.loop.execute {
                     bound.value.blockingInFlight -= 1
+                    if isUnsafe { bound.value.unsafeBlockingJobs -= 1 }
                     bound.value.reentering { handler in
                         if let finalized, let waiting = handler.queue.first(where: { ObjectIdentifier($0) == exchangeID }) {
                             handler.setResponse(finalized, of: waiting)
@@ -252,8 +270,9 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
     /// Sends what the streaming body has ready; ends the exchange when the producer has finished.
     private func pumpStream() {
         guard let exchange = streaming, let writer = exchange.bodyWriter, !connection.isClosed else { return }
-        // A slow reader: leave the bytes in the writer (it bounds them) until the socket drains.
-        guard connection.pendingOutputBytes <= (1 << 20) else {
+        // A slow reader: leave the bytes in the writer (it bounds them) until the socket drains; the
+        // connection holds at most as much again.
+        guard connection.pendingOutputBytes <= min(1 << 20, pipeline.options.streamBufferBytes) else {
             connection.notifyWhenDrained()
             return
         }

@@ -2,8 +2,12 @@
 import Dispatch
 import Foundation
 import Synchronization
+import Transport
 
 /// A fixed set of worker threads running ``HandlerResult/blocking(_:)`` work in arrival order.
+///
+/// The workers run at nice 5: under load (a client making the server list its store over and over)
+/// they yield the CPU to the event loops, so requests that need no store (pushes, `/healthz`) stay fast.
 ///
 /// Connections bound how much they submit (a few jobs each, only while their output drains), so the
 /// queue holds at most a few jobs per connection; a job whose request was cancelled while it waited is
@@ -21,6 +25,7 @@ final class BlockingWorkPool: Sendable {
     private let state = Mutex(State())
     private let available = DispatchSemaphore(value: 0)
     let threadCount: Int
+    static let niceness: Int32 = 5
 
     /// - Parameter threads: worker threads; 0 = one per core (at least 2).
     init(threads: Int = 0) {
@@ -40,8 +45,11 @@ final class BlockingWorkPool: Sendable {
             return true
         }
         if startThread {
-            let thread = Thread { [self] in work() }
-            thread.name = "apns-sandbox-blocking"
+            let thread = Thread { [self] in
+                CurrentThread.setName("blocking-work")
+                CurrentThread.setNiceness(Self.niceness)
+                work()
+            }
             thread.start()
         }
         available.signal()
