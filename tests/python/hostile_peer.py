@@ -18,6 +18,10 @@ what a correct client library refuses to do: send DATA on a reset stream, never 
                   POSTs a body larger than the server takes, honouring flow control until the answer
                   and the server's RST_STREAM arrive, then keeps sending DATA on that stream for up to
                   S s regardless: {"status", "resetCode", "sentAfterReset", "goaway", "closedAfter"}.
+    body-hoard    --streams N --body-bytes B --path P --hold S
+                  One h2c connection opens N POST streams and sends each up to B body bytes as fast as
+                  the flow-control windows allow, never ending them: {"sent", "sentBeforeFirstReset",
+                  "resets": {code: n}, "goaway"}.
     ping-idle     --interval I --seconds S
                   One h2c connection with no request that sends PING every I s: {"goawayAfter",
                   "closedAfter", "pings"} (seconds since the connection opened; null if not seen).
@@ -281,6 +285,46 @@ def upload(args: argparse.Namespace) -> dict:
     return result
 
 
+def body_hoard(args: argparse.Namespace) -> dict:
+    conn = H2(args.port)
+    fields = request_fields(args.port, "POST", args.path, args.header)
+    streams = [1 + 2 * index for index in range(args.streams)]
+    conn.send(b"".join(conn.headers(stream_id, fields, end_stream=False) for stream_id in streams))
+    window_connection = 65_535
+    initial_stream = 65_535
+    sent = {stream_id: 0 for stream_id in streams}
+    credit = {stream_id: 0 for stream_id in streams}  # WINDOW_UPDATEs per stream
+    result = {"sent": 0, "sentBeforeFirstReset": None, "resets": {}, "goaway": None}
+    chunk = b"u" * 16_384
+    end = time.monotonic() + args.hold
+    while time.monotonic() < end and not conn.closed:
+        for frame in conn.frames(0.01):
+            if isinstance(frame, SettingsFrame) and SettingsFrame.INITIAL_WINDOW_SIZE in frame.settings:
+                initial_stream = frame.settings[SettingsFrame.INITIAL_WINDOW_SIZE]
+            elif isinstance(frame, WindowUpdateFrame):
+                if frame.stream_id == 0:
+                    window_connection += frame.window_increment
+                elif frame.stream_id in credit:
+                    credit[frame.stream_id] += frame.window_increment
+            elif isinstance(frame, RstStreamFrame):
+                key = str(frame.error_code)
+                result["resets"][key] = result["resets"].get(key, 0) + 1
+                if result["sentBeforeFirstReset"] is None:
+                    result["sentBeforeFirstReset"] = result["sent"]
+                sent.pop(frame.stream_id, None)
+            elif isinstance(frame, GoAwayFrame):
+                result["goaway"] = frame.error_code
+        for stream_id in list(sent):
+            room = min(len(chunk), window_connection, initial_stream + credit[stream_id] - sent[stream_id],
+                       args.body_bytes - sent[stream_id])
+            if room > 0 and conn.send(conn.data(stream_id, chunk[:room])):
+                sent[stream_id] += room
+                window_connection -= room
+                result["sent"] += room
+    conn.close()
+    return result
+
+
 def ping_idle(args: argparse.Namespace) -> dict:
     conn = H2(args.port)
     result = {"pings": 0, "goawayAfter": None, "closedAfter": None}
@@ -411,7 +455,7 @@ def probe(args: argparse.Namespace) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("attack", choices=["pipeline", "rapid-reset", "zero-window", "upload", "ping-idle",
+    parser.add_argument("attack", choices=["pipeline", "rapid-reset", "zero-window", "upload", "body-hoard", "ping-idle",
                                            "sse-hoard", "connections", "probe"])
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--path", default="/healthz")
@@ -434,6 +478,7 @@ def main() -> None:
     global SOURCE
     SOURCE = (args.source, 0) if args.source else None
     attacks = {"pipeline": pipeline, "rapid-reset": rapid_reset, "zero-window": zero_window, "upload": upload,
+               "body-hoard": body_hoard,
                "ping-idle": ping_idle, "sse-hoard": sse_hoard, "connections": connections, "probe": probe}
     result = attacks[args.attack](args)
     if result is not None:

@@ -132,6 +132,26 @@ struct HostileHTTPTests {
         #expect((report["closedAfter"] as? Double ?? .infinity) < 5, "\(report)")
     }
 
+    /// One h2c connection opens 500 uploads of 1 MB and never ends them: the connection's window
+    /// (`maxRequestBodyBytesPerConnection`, 16 MiB) is all it can make the server buffer; the request
+    /// timeout then resets them. A well-behaved client then uploads 36 MB over one connection without
+    /// stalling: the window is given back as handlers take bodies. Bound: RSS +60 MB (500 × 1 MB before).
+    @Test func bufferedRequestBodiesStayWithinTheConnectionWindow() async throws {
+        let server = try await HostileServer.start(limits: ["requestTimeoutSeconds": 1.5])
+        defer { server.stop() }
+        let report = try await underAttack(server, name: "HTTP/2 request-body hoarding", rssGrowthBoundMB: 60, probeSeconds: 2.5) { _ in
+            try await server.attack("body-hoard", ["--streams", "500", "--body-bytes", "1000000", "--path", "/upload", "--hold", "2.5"])
+        }
+        #expect(report["sentBeforeFirstReset"] as? Int ?? .max <= 16 << 20, "within the connection window: \(report)")
+        #expect((report["resets"] as? [String: Int])?["8"] ?? 0 > 0, "unfinished uploads are reset (CANCEL): \(report)")
+        let body = server.directory + "/upload.bin"
+        try Data(repeating: UInt8(ascii: "x"), count: 600_000).write(to: URL(fileURLWithPath: body))
+        let uploads = try await run("h2load", args: [
+            "-n", "60", "-c", "1", "-m", "4", "-d", body, "http://127.0.0.1:\(server.port)/upload",
+        ], timeout: 20)
+        #expect(uploads.stdoutText.contains("60 done"), "36 MB over one connection: \(uploads)")
+    }
+
     /// A connection with no request that sends PING every 0.3 s is still idle: GOAWAY and close after
     /// `idleTimeoutSeconds` (1.5 s here; it stayed open 620 s with 300 s set). Bound: RSS +20 MB.
     @Test func pingsDoNotKeepAnIdleConnectionOpen() async throws {

@@ -7,7 +7,7 @@ import Testing
 /// `apns-sandbox serve` started for one hostile-peer test, so its RSS and CPU time can be read from /proc.
 ///
 /// The configuration has the test team's key and app, `streamsBeforeAuthentication` 0 unless given,
-/// and the `limits` the test sets (the rest are the defaults).
+/// `storage.synchronous` `normal`, and the `limits` the test sets (the rest are the defaults).
 final class HostileServer: @unchecked Sendable {
     let process: ChildProcess
     let port: Int
@@ -34,6 +34,8 @@ final class HostileServer: @unchecked Sendable {
         let configuration: [String: Any] = [
             "limits": limits,
             "apns": apns,
+            // No fsync per commit: a push's answer then measures the server, not the shared disk.
+            "storage": ["synchronous": "normal"],
             "teams": [["teamID": testTeamID, "keys": [["keyID": testKeyID, "privateKeyFile": "AuthKey.p8"]], "apps": [testTopic]]],
         ]
         let configPath = directory + "/sandbox.json"
