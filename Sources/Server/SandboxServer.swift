@@ -81,8 +81,7 @@ public final class SandboxServer: Sendable {
             log: store, heartbeatSeconds: configuration.events.heartbeatSeconds,
             capacity: EventStreamHub.Capacity(
                 maxStreams: configuration.limits.maxEventStreams,
-                maxStreamsPerClient: configuration.limits.maxEventStreamsPerClient,
-                bufferBytes: configuration.limits.eventStreamBufferBytes),
+                maxStreamsPerClient: configuration.limits.maxEventStreamsPerClient),
             logger: logger.with("component", "events"))
         self.eventHub = eventHub
         let webhookSettings = configuration.webhooks.settings

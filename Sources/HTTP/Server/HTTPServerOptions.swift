@@ -51,7 +51,7 @@ public struct HTTPServerOptions: Sendable {
     public var discardedDataBytesPerSecond = Double(4 << 20)
     /// Bytes a streaming body (Server-Sent Events) may have waiting for a slow client before the stream
     /// is ended (the client reconnects and resumes).
-    public var streamBufferBytes = 1 << 20
+    public var streamBufferBytes = 256 << 10
     /// ``HandlerResult/blocking(_:)`` requests one connection may have running at once.
     public var maxBlockingRequestsPerConnection = 4
     /// Worker threads for blocking handlers; 0 = one per core (at least 2).

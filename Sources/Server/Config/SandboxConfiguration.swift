@@ -74,7 +74,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable {
         public var maxEventStreams = 1000
         public var maxEventStreamsPerClient = 100
         /// Bytes one event stream may have waiting for a slow client before it is ended.
-        public var eventStreamBufferBytes = 1_048_576
+        public var eventStreamBufferBytes = 262_144
         /// REST API requests (which read or write the store, off the event loops) one connection may
         /// have running at once.
         public var maxAPIRequestsPerConnection = 4

@@ -28,11 +28,10 @@ import Synchronization
 /// `limits.maxEventStreams` streams are open, and `limits.maxEventStreamsPerClient` from one IP
 /// address; beyond, the request is refused (503 and 429). The slot is given back when the stream ends.
 final class EventStreamHub: Sendable {
-    /// How many streams may be open, and what each may buffer.
+    /// How many streams may be open (each stream's buffer is its writer's, `limits.eventStreamBufferBytes`).
     struct Capacity: Sendable {
         var maxStreams = 1000
         var maxStreamsPerClient = 100
-        var bufferBytes = 1 << 20
     }
 
     /// Why a stream was refused.

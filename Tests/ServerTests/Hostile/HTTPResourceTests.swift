@@ -168,10 +168,10 @@ struct HostileHTTPTests {
     /// 300 event streams that read nothing from one client: 100 (`maxEventStreamsPerClient`) are served,
     /// the rest get 429 with a JSON error; a second client fills the server's cap (150 here) and then
     /// gets 503. Events then flow (400 pushes with 3 KB payloads) while nobody reads: each stream holds at
-    /// most its buffer (`eventStreamBufferBytes`, 256 KiB here) and as much again in its connection.
+    /// most its buffer (`eventStreamBufferBytes`, 256 KiB by default) and as much again in its connection.
     /// Bound: RSS +150 MB for 150 streams (they cost ~4.7 MB each without bound: 300 were 1.4 GB).
     @Test func eventStreamsThatAreNeverReadAreCapped() async throws {
-        let server = try await HostileServer.start(limits: ["maxEventStreams": 150, "eventStreamBufferBytes": 262_144])
+        let server = try await HostileServer.start(limits: ["maxEventStreams": 150])
         defer { server.stop() }
         let report = try await underAttack(
             server, name: "SSE hoarding", rssGrowthBoundMB: 150, probeSeconds: 2, startsProbe: true
