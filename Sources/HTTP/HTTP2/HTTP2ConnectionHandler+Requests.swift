@@ -269,7 +269,7 @@ extension HTTP2ConnectionHandler {
         heldResponseBytes -= stream.responseBody.count - stream.responseOffset
         stream.responseBody = []
         stream.responseOffset = 0
-        connectionGuard.requestActivity(now: MonotonicClock.nanoseconds())
+        connectionGuard.requestActivity(now: currentTime)
         end(stream)
     }
 }

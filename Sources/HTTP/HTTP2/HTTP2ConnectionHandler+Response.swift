@@ -9,7 +9,7 @@ extension HTTP2ConnectionHandler {
     func submit(_ response: HTTPResponse, on stream: Stream) {
         guard let session, !stream.isClosed else { return }
         stream.awaitingResponse = false
-        stream.lastDataAt = MonotonicClock.nanoseconds()
+        stream.lastDataAt = currentTime
         // One reused buffer holds every name and value; the nv array points into it. nghttp2
         // copies both during submit_response, so the buffer only has to live for the call.
         nvStorage.removeAll(keepingCapacity: true)
@@ -112,7 +112,7 @@ extension HTTP2ConnectionHandler {
         let remaining = stream.responseBody.count - stream.responseOffset
         let n = min(remaining, length)
         if n > 0 {
-            stream.lastDataAt = MonotonicClock.nanoseconds()
+            stream.lastDataAt = currentTime
             heldResponseBytes -= n
             stream.responseBody.withUnsafeBufferPointer { source in
                 if let base = source.baseAddress {

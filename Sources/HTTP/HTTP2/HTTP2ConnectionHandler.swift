@@ -105,6 +105,8 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     /// The time of the read being processed (for callbacks).
     var now: UInt64
     var isReceiving = false
+    /// Inside ``connectionDidReceive(_:bytes:)`` (parsing, dispatching, sending): `now` is current.
+    private var isInReadCycle = false
     private var isGoingAway = false
     /// GOAWAY for a violation was queued: nothing more is read or started.
     private(set) var isTerminated = false
@@ -189,6 +191,9 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count)
     }
 
+    /// The time now: the read's while one is processed (no clock read per request on the hot path).
+    var currentTime: UInt64 { isInReadCycle ? now : MonotonicClock.nanoseconds() }
+
     /// Response bytes held for the peer: bodies nghttp2 has not taken plus the socket's backlog.
     var heldOutputBytes: Int { heldResponseBytes + connection.pendingOutputBytes }
 
@@ -197,6 +202,8 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     func connectionDidReceive(_ connection: Connection, bytes: UnsafeRawBufferPointer) {
         guard let session, bytes.count > 0, !isTerminated else { return }
         now = MonotonicClock.nanoseconds()
+        isInReadCycle = true
+        defer { isInReadCycle = false }
         isReceiving = true
         let consumed = nghttp2_session_mem_recv(session, bytes.bindMemory(to: UInt8.self).baseAddress, bytes.count)
         isReceiving = false
@@ -215,11 +222,10 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     /// allowance. Checked after mem_recv, so a stream opened by these bytes is open.
     private func countDiscardedData(in bytes: UnsafeRawBufferPointer) {
         var discarded = 0
-        var scanner = self.scanner
+        let session = self.session
         scanner.scan(bytes) { streamID, length in
-            if streamID != 0 && stream(streamID) == nil { discarded += length }
+            if streamID != 0 && nghttp2_session_get_stream_user_data(session, streamID) == nil { discarded += length }
         }
-        self.scanner = scanner
         if discarded > 0, case .goAway(let violation) = connectionGuard.discardedData(discarded, now: now) {
             terminate(violation)
             send()
