@@ -44,3 +44,16 @@ int CLibShims_SSL_peer_certificate_der(SSL *ssl, unsigned char **out) {
     X509_free(peer);
     return length;
 }
+
+// MARK: nghttp2
+
+// Declared here (upstream 1.52's header lacks it) and weak: the symbol is resolved at load time if
+// libnghttp2 has it, else it is NULL (see the header).
+extern void nghttp2_option_set_stream_reset_rate_limit(nghttp2_option *option, uint64_t burst, uint64_t rate)
+    __attribute__((weak));
+
+int CLibShims_nghttp2_option_set_stream_reset_rate_limit(nghttp2_option *option, uint64_t burst, uint64_t rate) {
+    if (nghttp2_option_set_stream_reset_rate_limit == NULL) return 0;
+    nghttp2_option_set_stream_reset_rate_limit(option, burst, rate);
+    return 1;
+}

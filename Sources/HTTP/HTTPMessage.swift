@@ -17,6 +17,9 @@ public struct ConnectionInfo: Sendable {
     /// The ALPN protocol the TLS handshake selected, if any.
     public var alpn: String?
     public var remoteAddress: String
+    /// The client's IP address without the port (IPv4-mapped IPv6 written as IPv4): what per-client
+    /// limits count by.
+    public var clientAddress: String
     /// The local port the connection was accepted on.
     public var localPort: Int
     /// The name of the listener that accepted the connection (`tls`, `cleartext`, …).
@@ -32,13 +35,14 @@ public struct ConnectionInfo: Sendable {
     public init(
         id: UInt64, isTLS: Bool, alpn: String? = nil, remoteAddress: String = "", localPort: Int = 0,
         listenerName: String = "", peerCertificate: PeerCertificate? = nil, session: ConnectionSession? = nil,
-        loopIndex: Int = 0
+        loopIndex: Int = 0, clientAddress: String? = nil
     ) {
         self.loopIndex = loopIndex
         self.id = id
         self.isTLS = isTLS
         self.alpn = alpn
         self.remoteAddress = remoteAddress
+        self.clientAddress = clientAddress ?? remoteAddress
         self.localPort = localPort
         self.listenerName = listenerName
         self.peerCertificate = peerCertificate
@@ -51,7 +55,7 @@ public struct ConnectionInfo: Sendable {
             id: connection.id, isTLS: connection.isTLS, alpn: connection.alpn,
             remoteAddress: connection.remoteAddress.description, localPort: connection.localPort,
             listenerName: connection.listenerName, peerCertificate: connection.peerCertificate,
-            loopIndex: connection.loop.index)
+            loopIndex: connection.loop.index, clientAddress: connection.remoteAddress.clientHost)
     }
 }
 
@@ -70,11 +74,14 @@ public struct HTTPRequest: Sendable {
     public var connection: ConnectionInfo
     /// HTTP/2 stream id, 0 on HTTP/1.1.
     public var streamID: Int32
+    /// Cancelled when the client stops waiting for the response (stream reset, connection closed).
+    public var cancellation: RequestCancellation
 
     public init(
         method: String, target: String, authority: String? = nil, scheme: String = "http",
         version: HTTPVersion = .http1_1, headers: HTTPFields = HTTPFields(), body: [UInt8] = [],
-        connection: ConnectionInfo = ConnectionInfo(id: 0, isTLS: false), streamID: Int32 = 0
+        connection: ConnectionInfo = ConnectionInfo(id: 0, isTLS: false), streamID: Int32 = 0,
+        cancellation: RequestCancellation = RequestCancellation()
     ) {
         self.method = method
         self.target = target
@@ -85,6 +92,7 @@ public struct HTTPRequest: Sendable {
         self.body = body
         self.connection = connection
         self.streamID = streamID
+        self.cancellation = cancellation
     }
 
     /// The path part of the target, without the query.

@@ -42,6 +42,7 @@ public final class SandboxServer: Sendable {
     private let retention: Retention
     private let group: EventLoopGroup
     private let server: TCPServer
+    private let pipeline: HTTPPipeline
 
     public init(configuration: SandboxConfiguration, logger: Logger) throws {
         try configuration.validate()
@@ -83,7 +84,11 @@ public final class SandboxServer: Sendable {
         self.clock = clock
         let waiters = NotificationWaiters()
         let eventHub = EventStreamHub(
-            log: store, heartbeatSeconds: configuration.events.heartbeatSeconds, logger: logger.with("component", "events"))
+            log: store, heartbeatSeconds: configuration.events.heartbeatSeconds,
+            capacity: EventStreamHub.Capacity(
+                maxStreams: configuration.limits.maxEventStreams,
+                maxStreamsPerClient: configuration.limits.maxEventStreamsPerClient),
+            logger: logger.with("component", "events"))
         self.eventHub = eventHub
         let webhookSettings = configuration.webhooks.settings
         // The webhook outbox has a database file and a writer thread of its own, so its writes never
@@ -175,6 +180,7 @@ public final class SandboxServer: Sendable {
 
         var options = Self.httpOptions(from: configuration)
         options.oversizedBodyResponder = { request in provider.answerOversized(request) }
+        options.oversizedHeadersResponder = { request in provider.answerOversizedHeaders(request) }
         let streamsBeforeAuthentication = UInt32(clamping: max(0, settings.streamsBeforeAuthentication))
         let fullStreams = options.maxConcurrentStreams
         if streamsBeforeAuthentication > 0 {
@@ -186,13 +192,16 @@ public final class SandboxServer: Sendable {
         let access = try AdminAccessPolicy.make(configuration: configuration, logger: logger.with("component", "admin"))
         let pipeline = HTTPPipeline(
             responder: AdminGuard(policy: access, next: router), options: options, logger: logger.with("component", "http"))
+        self.pipeline = pipeline
         group = try EventLoopGroup(count: configuration.eventLoops)
         var serverConfiguration = TCPServer.Configuration(
             listeners: configuration.listeners.map {
                 ListenerConfiguration(name: $0.name, host: $0.host, port: $0.port, tls: $0.tls ? tlsContext : nil)
             })
         serverConfiguration.maxConnections = configuration.limits.maxConnections
+        serverConfiguration.maxConnectionsPerClient = configuration.limits.maxConnectionsPerClient
         serverConfiguration.connectionLimits.handshakeTimeout = UInt64(configuration.limits.requestTimeoutSeconds * 1e9)
+        serverConfiguration.connectionLimits.writeStallTimeout = options.sendTimeout
         server = TCPServer(
             configuration: serverConfiguration, loops: group.loops, factory: HTTPConnectionFactory(pipeline: pipeline),
             logger: logger.with("component", "transport"))
@@ -228,6 +237,15 @@ public final class SandboxServer: Sendable {
         options.idleTimeout = UInt64(max(0.01, limits.idleTimeoutSeconds) * 1e9)
         options.requestTimeout = UInt64(max(0.01, limits.requestTimeoutSeconds) * 1e9)
         options.requestLogging = configuration.requestLogging
+        options.maxOutputBytesPerConnection = limits.maxOutputBytesPerConnection
+        options.maxRequestBodyBytesPerConnection = limits.maxRequestBodyBytesPerConnection
+        options.sendTimeout = UInt64(limits.sendTimeoutSeconds * 1e9)
+        options.streamResetBurst = limits.streamResetBurst
+        options.streamResetsPerSecond = limits.streamResetsPerSecond
+        options.discardedDataBurstBytes = limits.discardedDataBurstBytes
+        options.discardedDataBytesPerSecond = limits.discardedDataBytesPerSecond
+        options.streamBufferBytes = limits.eventStreamBufferBytes
+        options.maxBlockingRequestsPerConnection = limits.maxAPIRequestsPerConnection
         return options
     }
 
@@ -256,6 +274,7 @@ public final class SandboxServer: Sendable {
         eventHub.close()
         server.shutdown(gracePeriodNanoseconds: UInt64(max(0, configuration.limits.shutdownGraceSeconds) * 1e9))
         group.shutdown()
+        pipeline.shutdown()
         webhooks.shutdown()
         webhookSender.shutdown()
         retention.stop()

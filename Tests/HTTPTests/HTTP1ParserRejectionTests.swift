@@ -180,3 +180,23 @@ import Testing
         #expect(rejectionStatus(String(repeating: "\r\n", count: 100)) == 400)
     }
 }
+
+@Suite struct HTTP1ParserOversizedHeadTests {
+    /// A header section over the limit is 431 and carries the request line and the fields read so far, so
+    /// the application can answer it in its own terms.
+    @Test func headersTooLargeCarryTheRequestLine() throws {
+        let limits = HTTP1Limits(maxHeaderBytes: 200)
+        let events = parseEvents(
+            "POST /3/device/ab HTTP/1.1\r\nHost: h\r\napns-id: x\r\nX-Big: \(String(repeating: "a", count: 300))\r\n\r\n",
+            limits: limits)
+        guard case .error(let error) = events.last else {
+            Issue.record("expected an error: \(events)")
+            return
+        }
+        #expect(error.status == 431)
+        let head = try #require(error.head)
+        #expect(head.method == "POST")
+        #expect(head.target == "/3/device/ab")
+        #expect(head.headers["apns-id"] == "x")
+    }
+}

@@ -81,10 +81,21 @@ import Testing
         }
     }
 
-    /// Known reason phrases come from the table; others are "Unknown".
+    /// Registered statuses get their IANA reason phrase (409 is `Conflict`, not "Unknown"); an
+    /// unregistered code gets an empty one (the space after the code stays, RFC 9112 §4).
     @Test func writesReasonPhrases() {
         #expect(render(HTTPResponse(status: 431)).lines.first == "HTTP/1.1 431 Request Header Fields Too Large")
-        #expect(render(HTTPResponse(status: 299)).lines.first == "HTTP/1.1 299 Unknown")
+        #expect(render(HTTPResponse(status: 409)).lines.first == "HTTP/1.1 409 Conflict")
+        #expect(render(HTTPResponse(status: 299)).lines.first == "HTTP/1.1 299 ")
+    }
+
+    /// Every status the server sends has a reason phrase.
+    @Test(arguments: [
+        200, 201, 202, 204, 206, 301, 302, 303, 304, 307, 308, 400, 401, 403, 404, 405, 406, 408, 409, 410, 411, 412,
+        413, 414, 415, 416, 417, 421, 422, 425, 426, 428, 429, 431, 451, 500, 501, 502, 503, 504, 505,
+    ])
+    func everyStatusHasAReasonPhrase(status: Int) {
+        #expect(!HTTP1ResponseWriter.reasonPhrase(for: status).isEmpty)
     }
 
     /// `100 Continue` is the exact interim response.

@@ -17,7 +17,43 @@ import Testing
         #expect(configuration.limits.maxConcurrentStreams == 1000)
         #expect(configuration.limits.maxHeaderListSize == 8000)
         #expect(configuration.requestLogging == false)
+        // The file lists every limit with its default.
+        #expect(configuration.limits == SandboxConfiguration.Limits())
         try configuration.validate()
+    }
+
+    /// Every limit is validated, and a bad value is reported with its key.
+    @Test(arguments: [
+        ("maxConnectionsPerClient", "0"), ("maxOutputBytesPerConnection", "-1"),
+        ("maxRequestBodyBytesPerConnection", "1000"), ("maxRequestBodyBytesPerConnection", "2147483648"),
+        ("sendTimeoutSeconds", "0"), ("idleTimeoutSeconds", "-5"), ("streamResetBurst", "0"),
+        ("streamResetsPerSecond", "-3"), ("discardedDataBurstBytes", "0"), ("discardedDataBytesPerSecond", "0"),
+        ("maxEventStreams", "0"), ("maxEventStreamsPerClient", "-1"), ("eventStreamBufferBytes", "1024"),
+        ("maxAPIRequestsPerConnection", "0"), ("maxConcurrentStreams", "0"), ("shutdownGraceSeconds", "-1"),
+    ])
+    func rejectsBadLimitNamingTheKey(key: String, value: String) throws {
+        let json = #"{"limits": {"\#(key)": \#(value)}}"#
+        let configuration = try JSONDecoder().decode(SandboxConfiguration.self, from: Data(json.utf8))
+        do {
+            try configuration.validate()
+            Issue.record("limits.\(key) = \(value): expected an error")
+        } catch let error as ConfigurationError {
+            #expect(error.description.contains("limits.\(key)"), "\(error)")
+        }
+    }
+
+    /// The new limits decode from the file by name.
+    @Test func decodesTheResourceLimits() throws {
+        let json = #"{"limits": {"maxConnectionsPerClient": 7, "sendTimeoutSeconds": 2.5, "maxEventStreamsPerClient": 3,"#
+            + #" "streamResetBurst": 50, "discardedDataBytesPerSecond": 1000, "maxAPIRequestsPerConnection": 2}}"#
+        let limits = try JSONDecoder().decode(SandboxConfiguration.self, from: Data(json.utf8)).limits
+        #expect(limits.maxConnectionsPerClient == 7)
+        #expect(limits.sendTimeoutSeconds == 2.5)
+        #expect(limits.maxEventStreamsPerClient == 3)
+        #expect(limits.streamResetBurst == 50)
+        #expect(limits.discardedDataBytesPerSecond == 1000)
+        #expect(limits.maxAPIRequestsPerConnection == 2)
+        #expect(limits.maxOutputBytesPerConnection == SandboxConfiguration.Limits().maxOutputBytesPerConnection)
     }
 
     /// Missing keys fall back to defaults, so `{}` is a valid configuration.

@@ -15,3 +15,20 @@ import Transport
         #expect(throws: SystemError.self) { try SocketAddress(host: "example.com", port: 1) }
     }
 }
+
+@Suite struct ClientAddressTests {
+    /// Per-client limits count an IPv4 client the same on an IPv4 and a dual-stack listener, and
+    /// never by port.
+    @Test func ipv4MappedIPv6IsTheIPv4Client() throws {
+        let v4 = try SocketAddress(host: "192.0.2.7", port: 1000)
+        let mapped = try SocketAddress(host: "::ffff:192.0.2.7", port: 2000)
+        #expect(v4.client == mapped.client)
+        #expect(v4.client.isIPv4)
+        #expect(mapped.clientHost == "192.0.2.7")
+        #expect(try SocketAddress(host: "192.0.2.8", port: 1000).client != v4.client)
+        let v6 = try SocketAddress(host: "2001:db8::1", port: 1)
+        #expect(!v6.client.isIPv4)
+        #expect(v6.clientHost == "2001:db8::1")
+        #expect(try SocketAddress(host: "2001:db8::1", port: 2).client == v6.client)
+    }
+}

@@ -60,6 +60,11 @@ static inline int CLibShims_sqlite3_db_config_int(sqlite3 *db, int op, int value
 
 // MARK: nghttp2
 static inline const char *CLibShims_nghttp2_version_string(void) { return NGHTTP2_VERSION; }
+/// nghttp2's own limit on incoming RST_STREAM (a token bucket, default burst 1000 and 33 per second,
+/// answered with GOAWAY INTERNAL_ERROR) exists from 1.57, and in Debian 12's patched 1.52
+/// (CVE-2023-44487), not in upstream 1.52. The sandbox enforces its own (ENHANCE_YOUR_CALM); this sets
+/// the library's, where it exists, so it never fires first. Returns 1 if it exists, 0 if not.
+int CLibShims_nghttp2_option_set_stream_reset_rate_limit(nghttp2_option *option, uint64_t burst, uint64_t rate);
 
 // MARK: Crypto (certificates)
 // Used by Sources/Crypto to create the local CA and server certificates.

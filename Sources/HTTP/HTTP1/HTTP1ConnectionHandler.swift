@@ -5,8 +5,19 @@ import Transport
 ///
 /// Requests are parsed with `HTTP1Parser`; pipelined requests are handled in order and their
 /// responses written in the same order even when a handler answers later (`.deferred`). When
-/// too many requests queue up, reading pauses. A parse error is answered with its status and a
-/// JSON error, then the connection closes (after a short linger so the client reads it).
+/// too many requests queue up, or more response bytes than `maxOutputBytesPerConnection` wait for the
+/// client (one that pipelines and never reads), no further request is started and reading pauses
+/// until the output drains; a socket that takes nothing for a while is closed by the transport. A
+/// parse error is answered with its status and a JSON error, then the connection closes (after a
+/// short linger so the client reads it). Requests still queued when the connection closes are
+/// cancelled (``HTTPRequest/cancellation``).
+///
+/// Blocking handlers (store work) run on worker threads, a few at once for safe methods; pipelined
+/// requests are never run beside one with an unsafe method (RFC 9112 §9.3.2): a POST, PATCH or DELETE
+/// runs alone and requests after it start when it is done, as if they were handled one by one.
+///
+/// An absolute-form target (`POST http://host/3/device/…`, RFC 9112 §3.2.2) is served like its
+/// origin form, with the authority taken from the target instead of `Host`.
 ///
 /// Threading: confined to the connection's loop.
 final class HTTP1ConnectionHandler: ConnectionHandler {
@@ -19,6 +30,15 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
         var bodyWriter: HTTPBodyWriter?
         var isStreaming = false
         var isChunked = false
+        /// A blocking handler's work, until it is handed to the worker pool.
+        var blockingJob: (@Sendable () -> HTTPResponse)?
+        /// Its method is not safe (RFC 9110 §9.2.1): it must not run beside other requests.
+        var isUnsafe: Bool {
+            switch request.method {
+            case "GET", "HEAD", "OPTIONS": false
+            default: true
+            }
+        }
 
         init(request: HTTPRequest, keepAlive: Bool, startedAt: UInt64) {
             self.request = request
@@ -34,6 +54,16 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
     private var output: [UInt8] = []
     private var midRequestSince: UInt64?
     private var isClosing = false
+    /// No request is started while the output waits for the client (above the budget).
+    private var isOutputHeld = false
+    /// Bytes of responses finished but not yet written (waiting behind an earlier one).
+    private var queuedResponseBytes = 0
+    private let connectionGuard: ConnectionGuard
+    /// Blocking handlers of this connection running (or queued in the pool) now.
+    private var blockingInFlight = 0
+    /// Blocking handlers with an unsafe method not finished yet: no later request starts meanwhile.
+    private var unsafeBlockingJobs = 0
+    private var isConnectionClosed = false
     private var isGracefulShutdown = false
     private let info: ConnectionInfo
     /// The exchange whose streaming body is being sent (always `queue.first`).
@@ -46,6 +76,7 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
         limits.maxBodyBytes = pipeline.options.maxBodyBytes
         self.parser = HTTP1Parser(limits: limits)
         self.info = ConnectionInfo(connection: connection)
+        self.connectionGuard = ConnectionGuard(configuration: pipeline.options.guardConfiguration, now: connection.createdAt)
     }
 
     func connectionDidReceive(_ connection: Connection, bytes: UnsafeRawBufferPointer) {
@@ -54,8 +85,18 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
         parse()
     }
 
+    /// Response bytes held for the client: unflushed, in the socket's backlog, or queued.
+    private var heldOutputBytes: Int { connection.pendingOutputBytes + output.count + queuedResponseBytes }
+
     private func parse() {
-        while !isClosing && queue.count < pipeline.options.maxPipelinedRequests {
+        while !isClosing && queue.count < pipeline.options.maxPipelinedRequests && unsafeBlockingJobs == 0 {
+            guard connectionGuard.mayStartRequest(heldBytes: heldOutputBytes) else {
+                // Resumed by connectionDidDrainOutput, or by the queued responses going out.
+                isOutputHeld = true
+                _ = connection.notifyWhenDrained()
+                break
+            }
+            isOutputHeld = false
             switch parser.next() {
             case .needMoreData:
                 trackMidRequest()
@@ -67,8 +108,10 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
             case .request(let head, let body):
                 startExchange(head: head, body: body)
             case .error(let error):
-                if let head = error.head, let responder = pipeline.options.oversizedBodyResponder,
-                   let response = responder(makeRequest(head: head, body: [])) {
+                let options = pipeline.options
+                let responder = error.status == 431 ? options.oversizedHeadersResponder
+                    : error.status == 413 ? options.oversizedBodyResponder : nil
+                if let head = error.head, let responder, let response = responder(makeRequest(head: head, body: [])) {
                     fail(with: response)
                 } else {
                     fail(status: error.status, message: error.message)
@@ -89,17 +132,40 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
     }
 
     private func updateReading() {
-        connection.setReadingPaused(queue.count >= pipeline.options.maxPipelinedRequests || isClosing)
+        connection.setReadingPaused(queue.count >= pipeline.options.maxPipelinedRequests || isClosing || isOutputHeld)
     }
 
     private func makeRequest(head: HTTP1RequestHead, body: [UInt8]) -> HTTPRequest {
         var headers = head.headers
-        let authority = headers["host"]
+        var authority = headers["host"]
         headers.set("host", nil)
+        var target = head.target
+        if let absolute = Self.absoluteForm(head.target) {
+            // RFC 9112 §3.2.2: the target's authority wins over Host.
+            target = absolute.pathAndQuery
+            authority = absolute.authority
+        }
         return HTTPRequest(
-            method: head.method, target: head.target, authority: authority,
+            method: head.method, target: target, authority: authority,
             scheme: connection.isTLS ? "https" : "http", version: head.version, headers: headers, body: body,
             connection: info)
+    }
+
+    /// Splits an absolute-form target (`http://host:port/path?query`, scheme case-insensitive) into its
+    /// authority and origin form (`/path?query`, `/` when the path is empty); nil for other forms.
+    static func absoluteForm(_ target: String) -> (authority: String, pathAndQuery: String)? {
+        guard let first = target.utf8.first, first != UInt8(ascii: "/"), first != UInt8(ascii: "*"),
+              let schemeEnd = target.range(of: "://") else { return nil }
+        let scheme = target[..<schemeEnd.lowerBound].lowercased()
+        guard scheme == "http" || scheme == "https" else { return nil }
+        let rest = target[schemeEnd.upperBound...]
+        let pathStart = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        let authority = String(rest[..<pathStart])
+        guard !authority.isEmpty else { return nil }
+        var pathAndQuery = String(rest[pathStart...])
+        if let fragment = pathAndQuery.firstIndex(of: "#") { pathAndQuery = String(pathAndQuery[..<fragment]) }
+        if !pathAndQuery.hasPrefix("/") { pathAndQuery = "/" + pathAndQuery }
+        return (authority, pathAndQuery)
     }
 
     private func startExchange(head: HTTP1RequestHead, body: [UInt8]) {
@@ -110,7 +176,7 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
         if !keepAlive { isClosing = true }
         switch pipeline.handle(request) {
         case .response(let response):
-            exchange.response = pipeline.finalize(response, for: request, startedAt: exchange.startedAt)
+            setResponse(pipeline.finalize(response, for: request, startedAt: exchange.startedAt), of: exchange)
             writeReadyResponses()
         case .deferred(let start):
             let bound = LoopBound(self, loop: connection.loop)
@@ -120,19 +186,59 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
             start { response in
                 let finalized = pipeline.finalize(response, for: request, startedAt: startedAt)
                 bound.loop.execute {
-                    let handler = bound.value
-                    guard let waiting = handler.queue.first(where: { ObjectIdentifier($0) == exchangeID }) else { return }
-                    waiting.response = finalized
-                    handler.writeReadyResponses()
-                    handler.parse()
+                    bound.value.reentering { handler in
+                        guard let waiting = handler.queue.first(where: { ObjectIdentifier($0) == exchangeID }) else { return }
+                        handler.setResponse(finalized, of: waiting)
+                        handler.writeReadyResponses()
+                        handler.parse()
+                    }
                 }
             }
+        case .blocking(let job):
+            exchange.blockingJob = job
+            if exchange.isUnsafe { unsafeBlockingJobs += 1 }
+            startBlockingJobs()
         case .stream(let head, let start):
-            let writer = HTTPBodyWriter()
+            let writer = HTTPBodyWriter(maxBufferedBytes: pipeline.options.streamBufferBytes)
             exchange.response = pipeline.finalize(head, for: request, startedAt: exchange.startedAt)
             exchange.bodyWriter = writer
             start(writer)
             writeReadyResponses()
+        }
+    }
+
+    /// Hands queued blocking handlers to the worker pool, in request order, while fewer than
+    /// `maxBlockingRequestsPerConnection` run and the output is within the budget; one with an unsafe
+    /// method waits until the others have finished.
+    private func startBlockingJobs() {
+        let limit = pipeline.options.maxBlockingRequestsPerConnection
+        for exchange in queue {
+            guard blockingInFlight < limit, connectionGuard.mayStartRequest(heldBytes: heldOutputBytes) else { return }
+            guard let job = exchange.blockingJob else { continue }
+            let isUnsafe = exchange.isUnsafe
+            guard !isUnsafe || blockingInFlight == 0 else { return }
+            exchange.blockingJob = nil
+            blockingInFlight += 1
+            let bound = LoopBound(self, loop: connection.loop)
+            let pipeline = self.pipeline
+            let request = exchange.request
+            let startedAt = exchange.startedAt
+            let exchangeID = ObjectIdentifier(exchange)
+            pipeline.runBlocking(job, for: request) { response in
+                let finalized = response.map { pipeline.finalize($0, for: request, startedAt: startedAt) }
+                bound.loop.execute {
+                    bound.value.blockingInFlight -= 1
+                    if isUnsafe { bound.value.unsafeBlockingJobs -= 1 }
+                    bound.value.reentering { handler in
+                        if let finalized, let waiting = handler.queue.first(where: { ObjectIdentifier($0) == exchangeID }) {
+                            handler.setResponse(finalized, of: waiting)
+                            handler.writeReadyResponses()
+                        }
+                        handler.startBlockingJobs()
+                        handler.parse()
+                    }
+                }
+            }
         }
     }
 
@@ -149,14 +255,24 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
             writer.finish()
         }
         let bound = LoopBound(self, loop: connection.loop)
-        writer.attach { bound.loop.execute { bound.value.pumpStream() } }
+        writer.attach { bound.loop.execute { bound.value.reentering { $0.pumpStream() } } }
+    }
+
+    /// Runs `body` for work that comes back to the connection from outside an I/O event (a handler
+    /// finishing later, a streaming body waking it): nothing once the connection has closed, and the
+    /// connection is kept alive through `body` (a write error can close it midway; it would otherwise
+    /// be freed under the code still using it).
+    private func reentering(_ body: (HTTP1ConnectionHandler) -> Void) {
+        guard !isConnectionClosed else { return }
+        withExtendedLifetime(connection) { body(self) }
     }
 
     /// Sends what the streaming body has ready; ends the exchange when the producer has finished.
     private func pumpStream() {
         guard let exchange = streaming, let writer = exchange.bodyWriter, !connection.isClosed else { return }
-        // A slow reader: leave the bytes in the writer (it bounds them) until the socket drains.
-        guard connection.pendingOutputBytes <= (1 << 20) else {
+        // A slow reader: leave the bytes in the writer (it bounds them) until the socket drains; the
+        // connection holds at most as much again.
+        guard connection.pendingOutputBytes <= min(1 << 20, pipeline.options.streamBufferBytes) else {
             connection.notifyWhenDrained()
             return
         }
@@ -180,12 +296,19 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
         queue.removeFirst()
         if !exchange.isChunked || !exchange.keepAlive {
             queue.removeAll()
+            queuedResponseBytes = 0
             flushOutput()
             connection.closeAfterFlush()
             return
         }
         writeReadyResponses()
         parse()
+    }
+
+    /// Records a finished response (counted as held output until it is written).
+    private func setResponse(_ response: HTTPResponse, of exchange: Exchange) {
+        exchange.response = response
+        queuedResponseBytes += response.body.count
     }
 
     /// Writes responses from the head of the queue while they are ready (keeps pipelining order).
@@ -196,11 +319,13 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
                 return
             }
             queue.removeFirst()
+            queuedResponseBytes -= response.body.count
             HTTP1ResponseWriter.write(
                 response, version: first.request.version, keepAlive: first.keepAlive,
                 isHeadRequest: first.request.method == "HEAD", into: &output)
             if !first.keepAlive {
                 queue.removeAll()
+                queuedResponseBytes = 0
                 flushOutput()
                 connection.closeAfterFlush()
                 return
@@ -228,8 +353,8 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
         isClosing = true
         let request = HTTPRequest(method: "GET", target: "/", version: .http1_1, connection: info)
         let exchange = Exchange(request: request, keepAlive: false, startedAt: MonotonicClock.nanoseconds())
-        exchange.response = response
         queue.append(exchange)
+        setResponse(response, of: exchange)
         writeReadyResponses()
     }
 
@@ -250,15 +375,15 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
 
     func connectionDidDrainOutput(_ connection: Connection) {
         if streaming != nil { pumpStream() }
+        guard !connection.isClosed else { return }
+        startBlockingJobs()
+        if isOutputHeld { parse() }
     }
 
     func connectionTick(_ connection: Connection, now: UInt64) {
         let options = pipeline.options
-        // A streaming client that stopped reading: its backlog is bounded, but it would hold it forever.
-        if streaming != nil, connection.pendingOutputBytes > 0, now &- connection.lastWriteAt > options.idleTimeout {
-            connection.close()
-            return
-        }
+        // (A client that stopped reading, streaming or not, is closed by the transport once its socket
+        // has taken nothing for `writeStallTimeout`.)
         if let since = midRequestSince, queue.isEmpty, now &- since > options.requestTimeout {
             midRequestSince = nil
             fail(status: 408, message: "Request not completed within \(options.requestTimeout / 1_000_000_000) s")
@@ -278,9 +403,14 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
     }
 
     func connectionDidClose(_ connection: Connection) {
+        isConnectionClosed = true
         let writers = queue.compactMap(\.bodyWriter)
+        let waiting = queue.map(\.request.cancellation)
         queue.removeAll()
+        queuedResponseBytes = 0
         streaming = nil
         for writer in writers { writer.close() }
+        // Nobody reads these responses any more: long-polls and streams drop their work.
+        for cancellation in waiting { cancellation.cancel() }
     }
 }

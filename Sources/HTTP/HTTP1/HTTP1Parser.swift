@@ -112,6 +112,17 @@ public struct HTTP1Parser {
         do throws(HTTP1ParseError) {
             return try advance()
         } catch {
+            var error = error
+            if error.status == 431, error.head == nil {
+                // The application may answer in its own terms (APNs: `{"reason":…}` with an apns-id):
+                // give it what was read of the request.
+                if let line = requestLine {
+                    error.head = HTTP1RequestHead(
+                        method: line.method, target: line.target, version: line.version, headers: fields, keepAlive: false)
+                } else if case .chunked(let head, _) = phase {
+                    error.head = head
+                }
+            }
             phase = .failed(error)
             buffer = []
             readIndex = 0

@@ -55,8 +55,9 @@ public struct HTTP1ParseError: Error, Sendable, Equatable, CustomStringConvertib
     public var status: Int
     /// A short, client-safe explanation.
     public var message: String
-    /// For 413: the head of the request whose body is too large, so the application can answer
-    /// it in its own terms (APNs: `PayloadTooLarge` with an `apns-id`).
+    /// For 413: the head of the request whose body is too large; for 431: the request line and the
+    /// fields read before the limit (when the request line was complete). The application can then
+    /// answer in its own terms (APNs: `{"reason":…}` with an `apns-id`).
     public var head: HTTP1RequestHead?
 
     public init(status: Int, message: String, head: HTTP1RequestHead? = nil) {

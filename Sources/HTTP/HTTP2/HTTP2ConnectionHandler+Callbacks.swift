@@ -49,6 +49,8 @@ let onFrameReceived: nghttp2_on_frame_recv_callback = { _, frame, userData in
     let endStream = frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
     if endStream && (type == UInt8(NGHTTP2_HEADERS.rawValue) || type == UInt8(NGHTTP2_DATA.rawValue)) {
         handler.requestEnded(streamID: frame.pointee.hd.stream_id)
+    } else if type == UInt8(NGHTTP2_RST_STREAM.rawValue) {
+        handler.peerResetStream()
     }
     return 0
 }

@@ -4,11 +4,12 @@ import Transport
 
 extension HTTP2ConnectionHandler {
     /// Submits `response` on `stream`: HEADERS only for an empty body, else with a data provider.
+    /// The body counts as held output until nghttp2 takes it. A response complete while the request is
+    /// still arriving is followed by RST_STREAM NO_ERROR (RFC 9113 §8.1).
     func submit(_ response: HTTPResponse, on stream: Stream) {
-        guard let session else { return }
+        guard let session, !stream.isClosed else { return }
         stream.awaitingResponse = false
-        stream.responseBody = response.body
-        stream.responseOffset = 0
+        stream.lastDataAt = currentTime
         // One reused buffer holds every name and value; the nv array points into it. nghttp2
         // copies both during submit_response, so the buffer only has to live for the call.
         nvStorage.removeAll(keepingCapacity: true)
@@ -31,6 +32,12 @@ extension HTTP2ConnectionHandler {
             add("content-length", String(response.body.count))
         }
         let noBody = stream.bodyWriter == nil && (response.body.isEmpty || stream.method == "HEAD")
+        heldResponseBytes -= stream.responseBody.count - stream.responseOffset
+        // (A streaming head's body is ignored: the writer's bytes are the body.)
+        stream.responseBody = noBody || stream.bodyWriter != nil ? [] : response.body
+        stream.responseOffset = 0
+        heldResponseBytes += stream.responseBody.count
+        if noBody && !stream.requestEnded { resetsAfterResponse.append(stream.id) }
         let ranges = nvRanges
         nvStorage.withUnsafeMutableBufferPointer { buffer in
             guard let base = buffer.baseAddress else { return }
@@ -92,9 +99,11 @@ extension HTTP2ConnectionHandler {
             let (bytes, isFinished) = writer.take()
             stream.responseBody = bytes
             stream.responseOffset = 0
+            heldResponseBytes += bytes.count
             if bytes.isEmpty {
                 if isFinished {
                     flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+                    if !stream.requestEnded { resetsAfterResponse.append(streamID) }
                     return 0
                 }
                 return Int(NGHTTP2_ERR_DEFERRED.rawValue)
@@ -102,8 +111,9 @@ extension HTTP2ConnectionHandler {
         }
         let remaining = stream.responseBody.count - stream.responseOffset
         let n = min(remaining, length)
-        if n > 0, stream.bodyWriter != nil { stream.lastDataAt = MonotonicClock.nanoseconds() }
         if n > 0 {
+            stream.lastDataAt = currentTime
+            heldResponseBytes -= n
             stream.responseBody.withUnsafeBufferPointer { source in
                 if let base = source.baseAddress {
                     buffer.update(from: base + stream.responseOffset, count: n)
@@ -113,8 +123,12 @@ extension HTTP2ConnectionHandler {
         }
         if stream.responseOffset >= stream.responseBody.count {
             stream.responseBody = []
+            stream.responseOffset = 0
             // A streaming body ends only when the producer finishes (the next read sees it).
-            if stream.bodyWriter == nil { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
+            if stream.bodyWriter == nil {
+                flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+                if !stream.requestEnded { resetsAfterResponse.append(streamID) }
+            }
         }
         return n
     }

@@ -1,6 +1,8 @@
 // APNs Sandbox — HTTP/2 over libnghttp2, driven by mem_recv/mem_send.
+import CLibShims
 import CNGHTTP2
 import Glibc
+import Support
 import Transport
 
 /// One HTTP/2 server connection. nghttp2 does framing, HPACK and flow control; it never sees
@@ -10,9 +12,33 @@ import Transport
 /// A response without a body is submitted without a data provider, so it goes out as a single
 /// HEADERS frame with END_STREAM (no DATA frame).
 ///
+/// ### What a peer can make the connection hold
+/// - Requests: complete requests wait in a backlog and are started in order while fewer than
+///   `maxOutputBytesPerConnection` response bytes wait for the peer (bodies without flow-control window
+///   included), so a peer that reads nothing stops the work. A stream reset before its request started
+///   never starts; one reset while its handler works cancels ``HTTPRequest/cancellation``.
+/// - Request bodies: the connection's flow-control window is `maxRequestBodyBytesPerConnection`, and
+///   bytes go back to it only when a handler takes the body (nghttp2's automatic window updates are
+///   off), so buffered bodies stay within it. A body over `maxBodyBytes` is answered at once (413) and
+///   its stream's window is no longer opened; after the complete response the stream is reset with
+///   NO_ERROR (RFC 9113 §8.1). DATA that still arrives for closed streams (which nghttp2 drops silently)
+///   is counted from the frame headers (``HTTP2FrameScanner``).
+/// - Abuse (``ConnectionGuard``): too many RST_STREAMs from the peer (rapid reset), or too much DATA
+///   on closed streams, ends the connection with GOAWAY ENHANCE_YOUR_CALM.
+/// - Time: a request not complete within `requestTimeout` and a response that has not moved for
+///   `sendTimeout` are reset; a connection without request activity (PINGs do not count) for
+///   `idleTimeout` gets GOAWAY.
+///
 /// Threading: confined to the connection's loop. nghttp2 callbacks are non-capturing
 /// trampolines that recover `self` from `user_data` (unretained: `self` owns the session).
 final class HTTP2ConnectionHandler: ConnectionHandler {
+    /// A blocking handler's work, waiting to start.
+    struct BlockingJob {
+        let stream: Stream
+        let request: HTTPRequest
+        let job: @Sendable () -> HTTPResponse
+    }
+
     /// Per-stream request assembly and response state.
     final class Stream {
         let id: Int32
@@ -22,17 +48,27 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         var authority: String?
         var headers = HTTPFields()
         var body: [UInt8] = []
+        /// Body bytes not yet given back to the connection's flow-control window.
+        var unconsumedBytes = 0
         var headerBytes = 0
         var isHeaderListTooLarge = false
         var isBodyTooLarge = false
         var hasBadHeader = false
-        var requestComplete = false
+        /// END_STREAM arrived from the peer.
+        var requestEnded = false
+        /// In the backlog, or given to a handler.
+        var isQueued = false
+        /// nghttp2 closed the stream (sent or reset).
+        var isClosed = false
+        /// A RST_STREAM of ours is queued.
+        var isResetting = false
         var awaitingResponse = false
+        var cancellation: RequestCancellation?
         var responseBody: [UInt8] = []
         var responseOffset = 0
         /// The body of a streaming response, read as it is written.
         var bodyWriter: HTTPBodyWriter?
-        /// When the streaming body last went out in a DATA frame (monotonic ns).
+        /// When the response last moved: submitted, or a DATA frame taken (monotonic ns).
         var lastDataAt: UInt64 = 0
         let startedAt: UInt64
 
@@ -40,28 +76,54 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
             self.id = id
             self.startedAt = startedAt
         }
+
+        /// Response bytes waiting to go out (in this stream, or in its streaming writer).
+        var hasPendingResponse: Bool {
+            responseOffset < responseBody.count || (bodyWriter?.pendingByteCount ?? 0) > 0
+        }
     }
 
-    private unowned let connection: Connection
+    unowned let connection: Connection
     let pipeline: HTTPPipeline
     var session: OpaquePointer?
-    private var streams: [Int32: Stream] = [:]
-    private var completedRequests: [Stream] = []
-    private var isReceiving = false
+    var streams: [Int32: Stream] = [:]
+    /// Complete requests not started yet, oldest first.
+    var backlog = FIFOQueue<Stream>()
+    /// Blocking handlers (``HandlerResult/blocking(_:)``) waiting for a worker slot, oldest first.
+    var blockingJobs = FIFOQueue<BlockingJob>()
+    /// Blocking handlers of this connection running (or queued in the pool) now.
+    var blockingInFlight = 0
+    var connectionGuard: ConnectionGuard
+    private var scanner = HTTP2FrameScanner()
+    /// Response body bytes submitted and not yet taken by nghttp2 (e.g. waiting for window).
+    var heldResponseBytes = 0
+    /// Request-body bytes received and not yet given back to the connection window.
+    var bufferedRequestBytes = 0
+    /// Streams whose complete response went out while their request was still open: reset with
+    /// NO_ERROR once nghttp2 has sent everything before (RFC 9113 §8.1).
+    var resetsAfterResponse: [Int32] = []
+    /// The time of the read being processed (for callbacks).
+    var now: UInt64
+    var isReceiving = false
+    /// Inside ``connectionDidReceive(_:bytes:)`` (parsing, dispatching, sending): `now` is current.
+    private var isInReadCycle = false
     private var isGoingAway = false
+    /// GOAWAY for a violation was queued: nothing more is read or started.
+    private(set) var isTerminated = false
     private var isConnectionClosed = false
-    private var selfSlot: HandlerSlot?
+    private(set) var selfSlot: HandlerSlot?
     private var hasSentFinalGoAway = false
     private var advertisedMaxConcurrentStreams: UInt32 = .max
     var nvStorage: [UInt8] = []
     var nvRanges: [NameValueRange] = []
-    private var lastActivity: UInt64
     let info: ConnectionInfo
 
     init(connection: Connection, pipeline: HTTPPipeline) {
         self.connection = connection
         self.pipeline = pipeline
-        self.lastActivity = MonotonicClock.nanoseconds()
+        let now = MonotonicClock.nanoseconds()
+        self.now = now
+        self.connectionGuard = ConnectionGuard(configuration: pipeline.options.guardConfiguration, now: now)
         self.info = ConnectionInfo(connection: connection)
         var callbacks: OpaquePointer?
         nghttp2_session_callbacks_new(&callbacks)
@@ -76,6 +138,12 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         defer { nghttp2_option_del(option) }
         // Enforce SETTINGS_MAX_CONCURRENT_STREAMS from the first request, before the ACK.
         nghttp2_option_set_max_settings(option, 32)
+        // Window updates follow what handlers have taken (see dataChunk and releaseRequestBody).
+        nghttp2_option_set_no_auto_window_update(option, 1)
+        // Our own reset limit answers ENHANCE_YOUR_CALM; keep the library's (where it has one) looser.
+        let options = pipeline.options
+        _ = CLibShims_nghttp2_option_set_stream_reset_rate_limit(
+            option, UInt64(max(1000, options.streamResetBurst * 2)), UInt64(max(33, options.streamResetsPerSecond * 2)))
         var created: OpaquePointer?
         let rc = nghttp2_session_server_new2(&created, callbacks, Unmanaged.passUnretained(self).toOpaque(), option)
         guard rc == 0, let created else {
@@ -83,7 +151,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
             return
         }
         session = created
-        let initialStreams = pipeline.options.initialMaxConcurrentStreams?(info) ?? pipeline.options.maxConcurrentStreams
+        let initialStreams = options.initialMaxConcurrentStreams?(info) ?? options.maxConcurrentStreams
         submitSettings(maxConcurrentStreams: initialStreams)
         // Not a weak reference: weak references give the handler a side table, which makes every
         // retain/release of it (one per nghttp2 callback) take the slow path. The slot breaks the
@@ -93,14 +161,17 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         let bound = LoopBound(slot, loop: connection.loop)
         info.session.installStreamLimitControl { limit in
             bound.loop.execute {
-                guard let handler = bound.value.handler, !handler.isConnectionClosed else { return }
-                // Never above the configured limit, whatever a handler asks for.
-                handler.submitSettings(maxConcurrentStreams: min(limit, handler.pipeline.options.maxConcurrentStreams))
-                handler.send()
+                bound.value.handler?.reentering { handler in
+                    // Never above the configured limit, whatever a handler asks for.
+                    handler.submitSettings(maxConcurrentStreams: min(limit, handler.pipeline.options.maxConcurrentStreams))
+                    handler.send()
+                }
             }
         }
-        // A larger connection window than the 64 KiB default, so uploads are not throttled.
-        nghttp2_submit_window_update(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, Int32((1 << 24) - 65_535))
+        // A larger connection window than the 64 KiB default, so uploads are not throttled; it is also
+        // the bound on request-body bytes buffered for this connection.
+        let window = Int32(clamping: max(65_535, options.maxRequestBodyBytesPerConnection))
+        nghttp2_session_set_local_window_size(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, window)
     }
 
     deinit {
@@ -120,11 +191,19 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count)
     }
 
+    /// The time now: the read's while one is processed (no clock read per request on the hot path).
+    var currentTime: UInt64 { isInReadCycle ? now : MonotonicClock.nanoseconds() }
+
+    /// Response bytes held for the peer: bodies nghttp2 has not taken plus the socket's backlog.
+    var heldOutputBytes: Int { heldResponseBytes + connection.pendingOutputBytes }
+
     // MARK: ConnectionHandler
 
     func connectionDidReceive(_ connection: Connection, bytes: UnsafeRawBufferPointer) {
-        guard let session, bytes.count > 0 else { return }
-        lastActivity = MonotonicClock.nanoseconds()
+        guard let session, bytes.count > 0, !isTerminated else { return }
+        now = MonotonicClock.nanoseconds()
+        isInReadCycle = true
+        defer { isInReadCycle = false }
         isReceiving = true
         let consumed = nghttp2_session_mem_recv(session, bytes.bindMemory(to: UInt8.self).baseAddress, bytes.count)
         isReceiving = false
@@ -134,8 +213,23 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
             connection.closeAfterFlush()
             return
         }
-        dispatchCompletedRequests()
+        if !isTerminated { countDiscardedData(in: bytes) }
+        dispatchBacklog()
         send()
+    }
+
+    /// DATA for streams that are not open (nghttp2 dropped it without a callback) drains the guard's
+    /// allowance. Checked after mem_recv, so a stream opened by these bytes is open.
+    private func countDiscardedData(in bytes: UnsafeRawBufferPointer) {
+        var discarded = 0
+        let session = self.session
+        scanner.scan(bytes) { streamID, length in
+            if streamID != 0 && nghttp2_session_get_stream_user_data(session, streamID) == nil { discarded += length }
+        }
+        if discarded > 0, case .goAway(let violation) = connectionGuard.discardedData(discarded, now: now) {
+            terminate(violation)
+            send()
+        }
     }
 
     func connectionDidDrainOutput(_ connection: Connection) {
@@ -143,33 +237,28 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     }
 
     func connectionTick(_ connection: Connection, now: UInt64) {
-        guard let session else { return }
+        guard let session, !isTerminated else { return }
         let options = pipeline.options
-        var stalled: [Int32] = []
-        for stream in streams.values where !stream.requestComplete && now &- stream.startedAt > options.requestTimeout {
-            stalled.append(stream.id)
-        }
-        for id in stalled {
-            nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), id, NGHTTP2_CANCEL.rawValue)
-            streams[id]?.requestComplete = true
-        }
-        // Streaming bodies whose client stopped reading (no flow-control window, or a full socket): their
-        // backlog is bounded, but they would hold it forever.
-        for stream in streams.values {
-            guard let writer = stream.bodyWriter, writer.pendingByteCount > 0 || connection.pendingOutputBytes > 0,
-                now &- max(stream.lastDataAt, stream.startedAt) > options.idleTimeout
-            else { continue }
-            stalled.append(stream.id)
+        var resets = 0
+        for stream in streams.values where !stream.isResetting {
+            // A request still arriving after the timeout (slowloris, or an upload answered early with 413
+            // that keeps going); a response the peer has taken nothing of (no window) for too long.
+            let isStalledRequest = !stream.requestEnded && now &- stream.startedAt > options.requestTimeout
+            let isStalledResponse = stream.hasPendingResponse
+                && now &- max(stream.lastDataAt, stream.startedAt) > options.sendTimeout
+            guard isStalledRequest || isStalledResponse else { continue }
+            stream.isResetting = true
+            resets += 1
             nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, NGHTTP2_CANCEL.rawValue)
         }
-        if streams.isEmpty && now &- lastActivity > options.idleTimeout && !isGoingAway {
+        if connectionGuard.isIdle(now: now, openRequests: streams.count) && !isGoingAway {
             isGoingAway = true
             hasSentFinalGoAway = true
             nghttp2_submit_goaway(
                 session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
                 NGHTTP2_NO_ERROR.rawValue, nil, 0)
         }
-        if !stalled.isEmpty || isGoingAway { send() }
+        if resets > 0 || isGoingAway { send() }
     }
 
     /// Two-step GOAWAY (RFC 9113 §6.8): a shutdown notice first (last stream id 2^31-1, so
@@ -183,12 +272,14 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         send()
         let bound = LoopBound(selfSlot ?? HandlerSlot(self), loop: connection.loop)
         connection.loop.schedule(afterNanoseconds: Self.shutdownNoticeGrace) {
-            guard let handler = bound.value.handler, !handler.isConnectionClosed, let session = handler.session else { return }
-            nghttp2_submit_goaway(
-                session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
-                NGHTTP2_NO_ERROR.rawValue, nil, 0)
-            handler.hasSentFinalGoAway = true
-            handler.send()
+            bound.value.handler?.reentering { handler in
+                guard let session = handler.session else { return }
+                nghttp2_submit_goaway(
+                    session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
+                    NGHTTP2_NO_ERROR.rawValue, nil, 0)
+                handler.hasSentFinalGoAway = true
+                handler.send()
+            }
         }
     }
 
@@ -199,18 +290,78 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     func connectionDidClose(_ connection: Connection) {
         isConnectionClosed = true
         selfSlot?.handler = nil
-        let writers = streams.values.compactMap(\.bodyWriter)
+        let open = Array(streams.values)
         streams.removeAll()
-        for writer in writers { writer.close() }
-        completedRequests.removeAll()
+        _ = backlog.removeAll()
+        _ = blockingJobs.removeAll()
+        heldResponseBytes = 0
+        bufferedRequestBytes = 0
+        for stream in open { end(stream) }
+    }
+
+    /// Runs `body` for work that comes back to the connection from outside an I/O event (a handler
+    /// finishing later, a streaming body waking it, a timer): nothing once the connection has closed,
+    /// and the connection is kept alive through `body` (a write error can close it midway; it would
+    /// otherwise be freed under the code still using it).
+    func reentering(_ body: (HTTP2ConnectionHandler) -> Void) {
+        guard !isConnectionClosed else { return }
+        withExtendedLifetime(connection) { body(self) }
+    }
+
+    /// Ends a stream the peer will never be answered on: its writer closes, waiting work is cancelled.
+    func end(_ stream: Stream) {
+        stream.isClosed = true
+        let wasWaiting = stream.awaitingResponse || stream.bodyWriter != nil
+        stream.awaitingResponse = false
+        stream.bodyWriter?.close()
+        if wasWaiting { stream.cancellation?.cancel() }
+    }
+
+    /// Sends GOAWAY ENHANCE_YOUR_CALM for `violation`: nothing more is read or started, every stream's
+    /// work is cancelled and its response dropped; the connection closes once the GOAWAY is out.
+    func terminate(_ violation: ConnectionGuard.Violation) {
+        guard let session, !isTerminated else { return }
+        isTerminated = true
+        isGoingAway = true
+        hasSentFinalGoAway = true
+        pipeline.logger.info(
+            "HTTP/2 connection ended: \(violation.rawValue)",
+            [("conn.id", "\(info.id)"), ("client", info.clientAddress)])
+        nghttp2_session_terminate_session(session, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
+        _ = backlog.removeAll()
+        _ = blockingJobs.removeAll()
+        for stream in streams.values {
+            heldResponseBytes -= stream.responseBody.count - stream.responseOffset
+            stream.responseBody = []
+            stream.responseOffset = 0
+            end(stream)
+        }
     }
 
     // MARK: Sending
 
-    /// Moves everything nghttp2 wants to send into the connection and flushes it; closes the
-    /// connection once nghttp2 is done with it (after GOAWAY and the last stream).
-    private func send() {
-        guard let session, !connection.isClosed else { return }
+    /// Moves everything nghttp2 wants to send into the connection and flushes it, starts waiting
+    /// requests when the output allows, and closes the connection once nghttp2 is done with it (after
+    /// GOAWAY and the last stream).
+    func send() {
+        // (`isConnectionClosed` first: after the close `connection` may be gone.)
+        guard let session, !isConnectionClosed, !connection.isClosed else { return }
+        guard writeFrames(session) else { return }
+        if !(backlog.isEmpty && blockingJobs.isEmpty) && !isReceiving
+            && connectionGuard.mayStartRequest(heldBytes: heldOutputBytes)
+        {
+            startBlockingJobs()
+            dispatchBacklog()
+            guard writeFrames(session) else { return }
+        }
+        let wantsMore = nghttp2_session_want_read(session) != 0 || nghttp2_session_want_write(session) != 0
+        if !wantsMore || (hasSentFinalGoAway && streams.isEmpty && nghttp2_session_want_write(session) == 0) {
+            connection.closeAfterFlush()
+        }
+    }
+
+    /// The mem_send loop; false when the connection was closed.
+    private func writeFrames(_ session: OpaquePointer) -> Bool {
         var data: UnsafePointer<UInt8>?
         var isHoldingBack: Bool
         repeat {
@@ -223,186 +374,32 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
                 let n = nghttp2_session_mem_send(session, &data)
                 if n < 0 {
                     connection.close()
-                    return
+                    return false
                 }
-                guard n > 0, let data else { break }
-                connection.write(UnsafeRawBufferPointer(start: data, count: n))
+                if n > 0, let data {
+                    connection.write(UnsafeRawBufferPointer(start: data, count: n))
+                    continue
+                }
+                // Everything queued before is out (the last DATA of those responses included).
+                guard submitResetsAfterResponse(session) else { break }
             }
             connection.flush()
             // nghttp2 may still have frames (a streaming body): send them once the socket has taken
             // these — or at once if it already has.
         } while isHoldingBack && nghttp2_session_want_write(session) != 0 && !connection.notifyWhenDrained()
-        let wantsMore = nghttp2_session_want_read(session) != 0 || nghttp2_session_want_write(session) != 0
-        if !wantsMore || (hasSentFinalGoAway && streams.isEmpty && nghttp2_session_want_write(session) == 0) {
-            connection.closeAfterFlush()
+        return !connection.isClosed
+    }
+
+    /// RST_STREAM NO_ERROR for streams answered before their request ended; false if there were none.
+    private func submitResetsAfterResponse(_ session: OpaquePointer) -> Bool {
+        guard !resetsAfterResponse.isEmpty else { return false }
+        let ids = resetsAfterResponse
+        resetsAfterResponse.removeAll()
+        for id in ids {
+            guard let stream = streams[id], !stream.requestEnded, !stream.isResetting else { continue }
+            stream.isResetting = true
+            nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), id, NGHTTP2_NO_ERROR.rawValue)
         }
-    }
-
-    // MARK: Requests
-
-    private func dispatchCompletedRequests() {
-        guard !completedRequests.isEmpty else { return }
-        let ready = completedRequests
-        completedRequests.removeAll(keepingCapacity: true)
-        for stream in ready { dispatch(stream) }
-    }
-
-    private func dispatch(_ stream: Stream) {
-        if stream.isHeaderListTooLarge {
-            submit(.jsonError(status: 431, code: "header_list_too_large", message: "Header list exceeds \(pipeline.options.maxHeaderListSize) bytes"), on: stream)
-            return
-        }
-        if stream.isBodyTooLarge {
-            let request = makeRequest(stream)
-            let response = pipeline.options.oversizedBodyResponder?(request)
-                ?? .jsonError(status: 413, code: "body_too_large", message: "Body exceeds \(pipeline.options.maxBodyBytes) bytes")
-            submit(response, on: stream)
-            return
-        }
-        if stream.hasBadHeader || stream.method.isEmpty || stream.path.isEmpty {
-            submit(.jsonError(status: 400, code: "bad_request", message: "Malformed request headers"), on: stream)
-            return
-        }
-        let request = makeRequest(stream)
-        stream.headers = HTTPFields()
-        stream.body = []
-        stream.awaitingResponse = true
-        switch pipeline.handle(request) {
-        case .response(let response):
-            submit(pipeline.finalize(response, for: request, startedAt: stream.startedAt), on: stream)
-        case .deferred(let start):
-            let bound = LoopBound(self, loop: connection.loop)
-            let streamID = stream.id
-            let startedAt = stream.startedAt
-            let pipeline = self.pipeline
-            start { response in
-                let finalized = pipeline.finalize(response, for: request, startedAt: startedAt)
-                bound.loop.execute {
-                    let handler = bound.value
-                    guard let stream = handler.streams[streamID], stream.awaitingResponse else { return }
-                    handler.submit(finalized, on: stream)
-                    handler.send()
-                }
-            }
-        case .stream(let head, let start):
-            let writer = HTTPBodyWriter()
-            stream.bodyWriter = writer
-            submit(pipeline.finalize(head, for: request, startedAt: stream.startedAt), on: stream)
-            if stream.method == "HEAD" { writer.finish() }
-            let bound = LoopBound(selfSlot ?? HandlerSlot(self), loop: connection.loop)
-            let streamID = stream.id
-            writer.attach {
-                bound.loop.execute {
-                    guard let handler = bound.value.handler, let session = handler.session,
-                        handler.streams[streamID] != nil else { return }
-                    nghttp2_session_resume_data(session, streamID)
-                    handler.send()
-                }
-            }
-            start(writer)
-        }
-    }
-
-    private func makeRequest(_ stream: Stream) -> HTTPRequest {
-        HTTPRequest(
-            method: stream.method, target: stream.path, authority: stream.authority,
-            scheme: stream.scheme.isEmpty ? (connection.isTLS ? "https" : "http") : stream.scheme,
-            version: .http2, headers: stream.headers, body: stream.body, connection: info, streamID: stream.id)
-    }
-
-    // MARK: Callbacks (called from the trampolines below)
-
-    func beginHeaders(streamID: Int32) {
-        let stream = Stream(id: streamID, startedAt: MonotonicClock.nanoseconds())
-        streams[streamID] = stream
-        // The dictionary owns the stream; nghttp2 keeps an unretained pointer for fast lookups.
-        nghttp2_session_set_stream_user_data(session, streamID, Unmanaged.passUnretained(stream).toOpaque())
-    }
-
-    /// The stream's state, through nghttp2's per-stream user data (no hashing on the hot path).
-    func stream(_ streamID: Int32) -> Stream? {
-        guard let session, let pointer = nghttp2_session_get_stream_user_data(session, streamID) else { return nil }
-        return Unmanaged<Stream>.fromOpaque(pointer).takeUnretainedValue()
-    }
-
-    func header(streamID: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
-        guard let stream = stream(streamID) else { return }
-        stream.headerBytes += name.count + value.count + 32
-        if stream.headerBytes > pipeline.options.maxHeaderListSize {
-            stream.isHeaderListTooLarge = true
-            return
-        }
-        if stream.isHeaderListTooLarge { return }
-        let valueString = String(decoding: value, as: UTF8.self)
-        if name.first == UInt8(ascii: ":") {
-            switch Self.pseudoHeader(name) {
-            case .method: stream.method = valueString
-            case .path: stream.path = valueString
-            case .scheme: stream.scheme = valueString
-            case .authority: stream.authority = valueString
-            case nil: stream.hasBadHeader = true
-            }
-        } else if name.count == 4 && Self.bytesEqual(name, Self.hostName) {
-            if stream.authority == nil { stream.authority = valueString }
-        } else {
-            // nghttp2 has already rejected upper-case names, so no lowercasing is needed.
-            stream.headers.appendLowercased(String(decoding: name, as: UTF8.self), valueString)
-        }
-    }
-
-    private enum PseudoHeader { case method, path, scheme, authority }
-
-    private static func pseudoHeader(_ name: UnsafeBufferPointer<UInt8>) -> PseudoHeader? {
-        switch name.count {
-        case 5 where bytesEqual(name, pathName): .path
-        case 7 where bytesEqual(name, methodName): .method
-        case 7 where bytesEqual(name, schemeName): .scheme
-        case 10 where bytesEqual(name, authorityName): .authority
-        default: nil
-        }
-    }
-
-    private static let hostName = Array("host".utf8)
-    private static let pathName = Array(":path".utf8)
-    private static let methodName = Array(":method".utf8)
-    private static let schemeName = Array(":scheme".utf8)
-    private static let authorityName = Array(":authority".utf8)
-
-    /// memcmp of two byte runs of the same length (the generic `elementsEqual` is slow here).
-    private static func bytesEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: [UInt8]) -> Bool {
-        guard a.count == b.count, let base = a.baseAddress else { return a.count == b.count }
-        return b.withUnsafeBufferPointer { other in
-            guard let otherBase = other.baseAddress else { return false }
-            return memcmp(base, otherBase, a.count) == 0
-        }
-    }
-
-    func dataChunk(streamID: Int32, data: UnsafeBufferPointer<UInt8>) {
-        guard let stream = stream(streamID), !stream.isBodyTooLarge else { return }
-        if stream.body.count + data.count > pipeline.options.maxBodyBytes {
-            // Answer 413 now instead of reading the rest: nghttp2 resets the stream (NO_ERROR)
-            // once the response has gone out while the request is still open.
-            stream.isBodyTooLarge = true
-            stream.body = []
-            if !stream.requestComplete {
-                stream.requestComplete = true
-                completedRequests.append(stream)
-            }
-            return
-        }
-        stream.body.append(contentsOf: data)
-    }
-
-    func requestEnded(streamID: Int32) {
-        guard let stream = stream(streamID), !stream.requestComplete else { return }
-        stream.requestComplete = true
-        completedRequests.append(stream)
-    }
-
-    func streamClosed(streamID: Int32) {
-        if let session { nghttp2_session_set_stream_user_data(session, streamID, nil) }
-        let writer = streams.removeValue(forKey: streamID)?.bodyWriter
-        writer?.close()
+        return true
     }
 }
-

@@ -10,6 +10,11 @@ public enum HandlerResult: Sendable {
     /// ignored) goes out at once, then `start` gets the ``HTTPBodyWriter`` (on the connection's loop;
     /// it must not block). HTTP/1.1 sends the body chunked; HTTP/1.0 until the connection closes.
     case stream(HTTPResponse, @Sendable (HTTPBodyWriter) -> Void)
+    /// Work that may block (store reads and writes): it runs on a worker thread, never on an event
+    /// loop. Each connection runs at most `maxBlockingRequestsPerConnection` of these at once and starts
+    /// one only while the response bytes waiting for its client are within
+    /// `maxOutputBytesPerConnection`; one whose request is cancelled before it starts never runs.
+    case blocking(@Sendable () -> HTTPResponse)
 
     /// Runs `body` as a task and responds with its result.
     public static func async(_ body: @escaping @Sendable () async -> HTTPResponse) -> HandlerResult {

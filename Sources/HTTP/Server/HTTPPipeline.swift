@@ -8,11 +8,31 @@ public final class HTTPPipeline: Sendable {
     public let responder: any HTTPResponder
     public let options: HTTPServerOptions
     public let logger: Logger
+    /// Where ``HandlerResult/blocking(_:)`` work runs.
+    let blockingPool: BlockingWorkPool
 
     public init(responder: any HTTPResponder, options: HTTPServerOptions, logger: Logger) {
         self.responder = responder
         self.options = options
         self.logger = logger
+        self.blockingPool = BlockingWorkPool(threads: options.blockingThreads)
+    }
+
+    /// Ends the worker threads of blocking handlers (after the jobs already queued).
+    public func shutdown() {
+        blockingPool.shutdown()
+    }
+
+    /// Runs `job` on a worker thread unless `request` is cancelled by then; `completion` gets its
+    /// response (nil when skipped) on the worker thread.
+    func runBlocking(
+        _ job: @escaping @Sendable () -> HTTPResponse, for request: HTTPRequest,
+        completion: @escaping @Sendable (HTTPResponse?) -> Void
+    ) {
+        let cancellation = request.cancellation
+        blockingPool.submit {
+            completion(cancellation.isCancelled ? nil : job())
+        }
     }
 
     func handle(_ request: HTTPRequest) -> HandlerResult {

@@ -30,10 +30,12 @@ struct NotificationRoutes: Sendable {
             APIResponse.run { try delete(QueryParameters(request.query)) }
         }
         router.get("/api/v1/notifications/wait") { request, _ in
-            APIResponse.deferring { try waitForCount(QueryParameters(request.query)) }
+            APIResponse.deferring { try waitForCount(QueryParameters(request.query), cancellation: request.cancellation) }
         }
         router.get("/api/v1/notifications/{apnsId}") { request, parameters in
-            APIResponse.deferring { try get(parameters["apnsId"] ?? "", QueryParameters(request.query)) }
+            APIResponse.deferring {
+                try get(parameters["apnsId"] ?? "", QueryParameters(request.query), cancellation: request.cancellation)
+            }
         }
         router.get("/api/v1/notifications/{apnsId}/attachments/{identifier}") { request, parameters in
             APIResponse.run {
@@ -106,7 +108,10 @@ struct NotificationRoutes: Sendable {
 
     /// The notification with this apns-id on `?device=` (the newest with it when no device is given),
     /// at once or, with `wait`, once it is final.
-    func get(_ apnsID: String, _ query: QueryParameters) throws -> HandlerResult {
+    /// A client that leaves (`cancellation`) takes its waiter with it.
+    func get(
+        _ apnsID: String, _ query: QueryParameters, cancellation: RequestCancellation = RequestCancellation()
+    ) throws -> HandlerResult {
         let wait = try query.seconds("wait", in: 0...300) ?? 0
         let found: NotificationRecord?
         do {
@@ -126,9 +131,10 @@ struct NotificationRoutes: Sendable {
         // device meanwhile.
         let device = record.deviceToken
         return .deferred { respond in
-            parked.wait(forFinal: apnsID, deviceToken: device, timeoutSeconds: wait) {
+            let waiter = parked.wait(forFinal: apnsID, deviceToken: device, timeoutSeconds: wait) {
                 respond(Self.currentAnswer(repository, apnsID: apnsID, deviceToken: device, fallback: record))
             }
+            cancellation.onCancel { parked.cancel(waiter) }
             // The record may have become final between the read above and parking the waiter.
             if let now = Self.read(repository, apnsID: apnsID, deviceToken: device), now.status.isFinal {
                 parked.notify(now)
@@ -150,7 +156,10 @@ struct NotificationRoutes: Sendable {
         .json(encoding: NotificationDTO(read(repository, apnsID: apnsID, deviceToken: deviceToken) ?? fallback))
     }
 
-    func waitForCount(_ query: QueryParameters) throws -> HandlerResult {
+    /// A client that leaves (`cancellation`) takes its waiter with it.
+    func waitForCount(
+        _ query: QueryParameters, cancellation: RequestCancellation = RequestCancellation()
+    ) throws -> HandlerResult {
         let filter = try filter(from: query)
         let count = try query.integer("count", default: 1, in: 1...100_000)
         let timeout = try query.seconds("timeout", in: 0...300) ?? 10
@@ -164,9 +173,10 @@ struct NotificationRoutes: Sendable {
         let waiters = self.waiters
         return .deferred { respond in
             let missing = count - finalCount()
-            waiters.wait(for: filter, missing: missing, until: { finalCount() >= count }, timeoutSeconds: timeout) {
+            let waiter = waiters.wait(for: filter, missing: missing, until: { finalCount() >= count }, timeoutSeconds: timeout) {
                 respond(waitAnswer(filter: filter, count: count, satisfied: finalCount() >= count))
             }
+            cancellation.onCancel { waiters.cancel(waiter) }
             if finalCount() >= count, let any = try? notifications.notifications(matching: filter, limit: 1, offset: 0).first {
                 waiters.notify(any)
             }
@@ -197,11 +207,15 @@ struct NotificationRoutes: Sendable {
 
 /// Turns API errors into the sandbox's JSON problem responses.
 enum APIResponse {
-    static func run(_ body: () throws -> HTTPResponse) -> HandlerResult {
-        do {
-            return .response(try body())
-        } catch {
-            return .response(problem(error))
+    /// Runs `body` (which reads or writes the store) on a worker thread, never on an event loop
+    /// (``HandlerResult/blocking(_:)``); its errors become problem responses.
+    static func run(_ body: @escaping @Sendable () throws -> HTTPResponse) -> HandlerResult {
+        .blocking {
+            do {
+                return try body()
+            } catch {
+                return problem(error)
+            }
         }
     }
 

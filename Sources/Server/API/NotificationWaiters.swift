@@ -7,7 +7,8 @@ import Synchronization
 ///
 /// The delivery engine reports every change (`notify`); with nobody waiting that costs one atomic
 /// load. A waiter fires exactly once: when its condition holds or at its timeout, whichever comes
-/// first (the one that removes it from the table answers).
+/// first (the one that removes it from the table answers), or never when it is cancelled (the client
+/// left: ``HTTPRequest/cancellation``).
 final class NotificationWaiters: Sendable {
     private struct Waiter {
         /// Waits for this record (this apns-id on this device) to be final…
@@ -29,9 +30,11 @@ final class NotificationWaiters: Sendable {
     init() {}
 
     /// Parks `fire` until the notification `apnsID` on `deviceToken` is final, or `timeoutSeconds` pass.
+    /// - Returns: the waiter's id, for ``cancel(_:)``.
+    @discardableResult
     func wait(
         forFinal apnsID: String, deviceToken: String, timeoutSeconds: Double, fire: @escaping @Sendable () -> Void
-    ) {
+    ) -> UInt64 {
         park(Waiter(apnsID: apnsID, deviceToken: deviceToken, filter: nil, isSatisfied: nil, remaining: 0, fire: fire),
              timeoutSeconds: timeoutSeconds)
     }
@@ -40,22 +43,33 @@ final class NotificationWaiters: Sendable {
     /// appears), or `timeoutSeconds` pass.
     /// - Parameter missing: how many more matching final records are needed (re-checked with
     ///   `isSatisfied` only once that many have been seen).
+    /// - Returns: the waiter's id, for ``cancel(_:)``.
+    @discardableResult
     func wait(
         for filter: NotificationFilter, missing: Int, until isSatisfied: @escaping @Sendable () -> Bool,
         timeoutSeconds: Double, fire: @escaping @Sendable () -> Void
-    ) {
+    ) -> UInt64 {
         park(Waiter(apnsID: nil, deviceToken: nil, filter: filter, isSatisfied: isSatisfied, remaining: max(1, missing), fire: fire),
              timeoutSeconds: timeoutSeconds)
     }
 
-    private func park(_ waiter: Waiter, timeoutSeconds: Double) {
+    private func park(_ waiter: Waiter, timeoutSeconds: Double) -> UInt64 {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         waiters.withLock { $0[id] = waiter }
         active.wrappingAdd(1, ordering: .relaxed)
         DispatchQueue.global().asyncAfter(deadline: .now() + timeoutSeconds) { [self] in
             take(id)?.fire()
         }
+        return id
     }
+
+    /// Drops waiter `id` without firing it (its client is gone); nothing if it already fired.
+    func cancel(_ id: UInt64) {
+        _ = take(id)
+    }
+
+    /// Waiters parked now.
+    var count: Int { active.load(ordering: .relaxed) }
 
     private func take(_ id: UInt64) -> Waiter? {
         let waiter = waiters.withLock { $0.removeValue(forKey: id) }

@@ -203,7 +203,7 @@ enum OpenAPIDocument {
         "/api/v1/events": {
           "get": {
             "operationId": "streamEvents",
-            "description": "Server-Sent Events: every lifecycle event as `id: <n>`, `event: <type>`, `data: <Event JSON>`, with a comment line every heartbeat interval. `Last-Event-ID` (header, or the lastEventId parameter) resumes after that event from the event log (bounded by events.maxEvents / events.maxAgeHours); without it the stream starts with the next event. type, device and topic take comma-separated lists. Each event's data is described by the Event schema.",
+            "description": "Server-Sent Events: every lifecycle event as `id: <n>`, `event: <type>`, `data: <Event JSON>`, with a comment line every heartbeat interval. `Last-Event-ID` (header, or the lastEventId parameter) resumes after that event from the event log (bounded by events.maxEvents / events.maxAgeHours); without it the stream starts with the next event. type, device and topic take comma-separated lists. Each event's data is described by the Event schema. Streams are capped: 429 too_many_event_streams when this client (IP address) has limits.maxEventStreamsPerClient open, 503 when the server has limits.maxEventStreams.",
             "parameters": [
               { "name": "type", "in": "query", "schema": { "type": "string" }, "description": "Comma-separated event types" },
               { "name": "device", "in": "query", "schema": { "type": "string" } },
@@ -213,7 +213,9 @@ enum OpenAPIDocument {
             ],
             "responses": {
               "200": { "description": "An endless event stream", "content": { "text/event-stream": { "schema": { "type": "string" } } } },
-              "400": { "$ref": "#/components/responses/Problem" }
+              "400": { "$ref": "#/components/responses/Problem" },
+              "429": { "$ref": "#/components/responses/Problem" },
+              "503": { "$ref": "#/components/responses/Problem" }
             }
           }
         },

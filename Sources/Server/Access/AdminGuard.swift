@@ -24,6 +24,8 @@ struct AdminGuard: HTTPResponder {
                 }
             case .stream(let head, let start):
                 return .stream(Self.hardened(head, corsOrigin: corsOrigin), start)
+            case .blocking(let work):
+                return .blocking { Self.hardened(work(), corsOrigin: corsOrigin) }
             }
         }
     }

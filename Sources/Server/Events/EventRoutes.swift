@@ -9,6 +9,9 @@ import Sandbox
 /// heartbeat interval. `Last-Event-ID` (the header browsers send on reconnect, or the `lastEventId`
 /// parameter) resumes after that event from the event log; without it the stream starts with the next
 /// event. `type`, `device` and `topic` take comma-separated lists (or repeated parameters).
+///
+/// Streams are capped (`limits.maxEventStreams` overall: 503, `limits.maxEventStreamsPerClient` per IP
+/// address: 429, both with a JSON error `too_many_event_streams`).
 struct EventRoutes: Sendable {
     let hub: EventStreamHub
 
@@ -47,9 +50,25 @@ struct EventRoutes: Sendable {
             "x-accel-buffering": "no",
         ])
         let hub = self.hub
+        let slot: EventStreamHub.Slot
+        do throws(EventStreamHub.Refusal) {
+            slot = try hub.reserve(client: request.connection.clientAddress)
+        } catch {
+            switch error {
+            case .serverFull(let max):
+                throw APIError(
+                    status: 503, code: "too_many_event_streams",
+                    message: "The server has \(max) event streams open (limits.maxEventStreams); try again later")
+            case .clientFull(let max):
+                throw APIError(
+                    status: 429, code: "too_many_event_streams",
+                    message: "This client (\(request.connection.clientAddress)) has \(max) event streams open "
+                        + "(limits.maxEventStreamsPerClient); close one first")
+            }
+        }
         let subscription = (filter: filter, after: resumeAfter)
         return .stream(head) { writer in
-            hub.subscribe(filter: subscription.filter, after: subscription.after, writer: writer)
+            hub.subscribe(filter: subscription.filter, after: subscription.after, writer: writer, slot: slot)
         }
     }
 }

@@ -19,9 +19,46 @@ import Synchronization
 /// order, because the store publishes in commit order on one serial queue.
 ///
 /// ### Slow readers
-/// Each stream's ``HTTPBodyWriter`` bounds what waits for a slow client; past the bound the stream is
-/// ended and the client reconnects with `Last-Event-ID`, losing nothing.
+/// Each stream's ``HTTPBodyWriter`` bounds what waits for a slow client (`limits.eventStreamBufferBytes`);
+/// past the bound the stream is ended and the client reconnects with `Last-Event-ID`, losing nothing.
+/// Catching up writes the log in pieces paced by the reader, within that bound.
+///
+/// ### Capacity
+/// A stream takes a slot (``reserve(client:)``) before its response starts: at most
+/// `limits.maxEventStreams` streams are open, and `limits.maxEventStreamsPerClient` from one IP
+/// address; beyond, the request is refused (503 and 429). The slot is given back when the stream ends.
 final class EventStreamHub: Sendable {
+    /// How many streams may be open (each stream's buffer is its writer's, `limits.eventStreamBufferBytes`).
+    struct Capacity: Sendable {
+        var maxStreams = 1000
+        var maxStreamsPerClient = 100
+    }
+
+    /// Why a stream was refused.
+    enum Refusal: Error, Equatable {
+        /// `maxStreams` streams are open.
+        case serverFull(Int)
+        /// `maxStreamsPerClient` streams of this client are open.
+        case clientFull(Int)
+    }
+
+    /// One open (or starting) stream's place in the capacity; given back once, by ``release()`` or
+    /// when the slot is dropped (a response that never started).
+    final class Slot: Sendable {
+        private let onRelease: @Sendable () -> Void
+        private let released = Atomic<Bool>(false)
+
+        init(onRelease: @escaping @Sendable () -> Void) {
+            self.onRelease = onRelease
+        }
+
+        func release() {
+            if !released.exchange(true, ordering: .acquiringAndReleasing) { onRelease() }
+        }
+
+        deinit { release() }
+    }
+
     private struct Subscriber {
         let filter: EventFilter
         let writer: HTTPBodyWriter
@@ -35,6 +72,9 @@ final class EventStreamHub: Sendable {
         /// The newest id published so far.
         var lastPublished: Int64 = 0
         var isClosed = false
+        /// Slots taken, overall and per client address.
+        var slots = 0
+        var slotsPerClient: [String: Int] = [:]
     }
 
     private let log: any EventLogRepository
@@ -42,11 +82,13 @@ final class EventStreamHub: Sendable {
     private let queue = DispatchQueue(label: "event-stream-hub")
     private let heartbeatNanoseconds: UInt64
     private let logger: Logger
+    let capacity: Capacity
     /// Events per page while catching up.
     static let pageSize = 500
 
-    init(log: any EventLogRepository, heartbeatSeconds: Double, logger: Logger) {
+    init(log: any EventLogRepository, heartbeatSeconds: Double, capacity: Capacity = Capacity(), logger: Logger) {
         self.log = log
+        self.capacity = capacity
         self.heartbeatNanoseconds = UInt64(max(0.05, heartbeatSeconds) * 1e9)
         self.logger = logger
         state.withLock { $0.lastPublished = (try? log.latestEventID()) ?? 0 }
@@ -80,8 +122,32 @@ final class EventStreamHub: Sendable {
         }
     }
 
+    /// Streams open (or starting) now.
+    var openStreams: Int { state.withLock { $0.slots } }
+
+    /// Takes a slot for a stream of `client` (an IP address).
+    /// - Throws: ``Refusal`` when the server or this client has no slot left.
+    func reserve(client: String) throws(Refusal) -> Slot {
+        try state.withLock { (state) throws(Refusal) in
+            guard state.slots < capacity.maxStreams else { throw .serverFull(capacity.maxStreams) }
+            let taken = state.slotsPerClient[client, default: 0]
+            guard taken < capacity.maxStreamsPerClient else { throw .clientFull(capacity.maxStreamsPerClient) }
+            state.slots += 1
+            state.slotsPerClient[client] = taken + 1
+        }
+        return Slot { [self] in
+            state.withLock { state in
+                state.slots -= 1
+                let left = state.slotsPerClient[client, default: 1] - 1
+                state.slotsPerClient[client] = left > 0 ? left : nil
+            }
+        }
+    }
+
     /// Starts a stream: the events after `lastEventID` (nil: only new ones) matching `filter`, then live ones.
-    func subscribe(filter: EventFilter, after lastEventID: Int64?, writer: HTTPBodyWriter) {
+    /// `slot` (from ``reserve(client:)``) is given back when the stream ends.
+    func subscribe(filter: EventFilter, after lastEventID: Int64?, writer: HTTPBodyWriter, slot: Slot? = nil) {
+        writer.onClose { slot?.release() }
         let key = state.withLock { state -> UInt64? in
             guard !state.isClosed else { return nil }
             defer { state.nextID += 1 }
@@ -123,17 +189,10 @@ final class EventStreamHub: Sendable {
                 return
             }
             if !page.isEmpty {
-                writer.write(page.flatMap(Self.frame))
+                guard Self.writePaced(page.map(Self.frame), to: writer) else { return }
                 cursor = page.last?.id ?? cursor
             }
-            if page.count == Self.pageSize {
-                // Let a slow client read before the next page, or its buffer overflows and it has to
-                // reconnect: catching up is paced by the reader.
-                while writer.pendingByteCount > Self.catchUpPendingBytes, !writer.isClosed {
-                    usleep(5_000)
-                }
-                continue
-            }
+            if page.count == Self.pageSize { continue }
             cursor = max(cursor, published)
             // Caught up with the log as read: go live unless something newer has been published since.
             let isLive = state.withLock { state -> Bool in
@@ -145,8 +204,27 @@ final class EventStreamHub: Sendable {
         }
     }
 
-    /// Bytes of a catching-up stream that may wait for its reader before the next page is read.
-    static let catchUpPendingBytes = 1 << 20
+    /// Writes `frames` in pieces of at most a quarter of the writer's buffer, each once the reader has
+    /// made room for it: catching up is paced by the reader and never overflows its buffer (which would
+    /// end the stream). False when the stream ended meanwhile.
+    static func writePaced(_ frames: [[UInt8]], to writer: HTTPBodyWriter) -> Bool {
+        let piece = max(1, writer.maxBufferedBytes / 4)
+        var pending: [UInt8] = []
+        func flush() -> Bool {
+            while writer.pendingByteCount + pending.count > writer.maxBufferedBytes {
+                if writer.isClosed { return false }
+                usleep(5_000)
+            }
+            guard writer.write(pending) else { return false }
+            pending.removeAll(keepingCapacity: true)
+            return true
+        }
+        for frame in frames {
+            pending += frame
+            if pending.count >= piece, !flush() { return false }
+        }
+        return pending.isEmpty || flush()
+    }
 
     /// Ends every stream (server shutdown) and refuses new ones.
     func close() {

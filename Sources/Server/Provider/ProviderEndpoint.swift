@@ -92,8 +92,21 @@ final class ProviderEndpoint: Sendable {
         return evaluate(request, bodyTooLarge: true).response
     }
 
+    /// Answers a push whose header section is over the transport's limits (HTTP/2
+    /// `SETTINGS_MAX_HEADER_LIST_SIZE`, 8000 bytes as APNs announces; HTTP/1.1 `maxHeaderBytes` /
+    /// `maxHeaderCount`) in APNs' shape: Apple documents no reason for it, and the closest is
+    /// `413 PayloadTooLarge` (the request is over a size limit; clients do not retry it unchanged), with
+    /// the usual `apns-id`. Only the request line is checked first (`BadPath`, `MethodNotAllowed`,
+    /// `MissingDeviceToken`): the header fields are incomplete. Other paths get the generic answer.
+    func answerOversizedHeaders(_ request: HTTPRequest) -> HTTPResponse? {
+        guard request.path.hasPrefix("/3/") || request.path == "/3" else { return nil }
+        return evaluate(request, headersTooLarge: true).response
+    }
+
     /// The response for a push, plus the notification to deliver when it is accepted.
-    func evaluate(_ request: HTTPRequest, bodyTooLarge: Bool = false) -> (response: HTTPResponse, accepted: NotificationRecord?) {
+    func evaluate(
+        _ request: HTTPRequest, bodyTooLarge: Bool = false, headersTooLarge: Bool = false
+    ) -> (response: HTTPResponse, accepted: NotificationRecord?) {
         let nowMilliseconds = wallClockMilliseconds()
         let environment = environment(of: request)
         let headerList = request.headers.fields.map { (name: $0.name, value: $0.value) }
@@ -124,6 +137,7 @@ final class ProviderEndpoint: Sendable {
         case .failure(let error): return reject(error)
         }
         record.deviceToken = token.hex
+        if headersTooLarge { return reject(APNsError(.payloadTooLarge)) }
 
         var headers: PushHeaders
         switch PushRequestValidator.headers(headerList) {

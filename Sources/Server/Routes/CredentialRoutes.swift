@@ -26,29 +26,25 @@ enum CredentialRoutes {
 
     static func register(on router: inout Router, dataDirectory: String) {
         router.post("/api/v1/apps/{bundleId}/client-certificates") { request, parameters in
-            let bundleID = parameters["bundleId"] ?? ""
-            let body: Request
-            do {
-                body = try APIBody.decode(Request.self, from: request.body, allowEmpty: true) ?? Request()
-            } catch {
-                return .response(APIResponse.problem(error))
-            }
-            guard let environment = CertificateEnvironment(rawValue: body.environment ?? "both") else {
-                return .response(.jsonError(
-                    status: 422, code: "invalid_environment", message: "environment must be development, production or both"))
-            }
-            var certificateRequest = ClientCertificateRequest(bundleID: bundleID, topics: body.topics, environment: environment)
-            if let days = body.validityDays { certificateRequest.validityDays = days }
-            do {
-                let issued = try CertificateAuthority.issueClientCertificate(in: dataDirectory, request: certificateRequest)
-                return .response(.json(status: 201, encoding: Issued(
-                    bundleId: bundleID, topics: certificateRequest.effectiveTopics, environment: environment.rawValue,
-                    certificatePem: issued.certificatePEM, privateKeyPem: issued.privateKeyPEM)))
-            } catch let error as CryptoError {
-                return .response(.jsonError(status: 422, code: "invalid_request", message: error.description))
-            } catch {
-                return .response(.jsonError(status: 500, code: "internal", message: "\(error)"))
-            }
+            // Reads the CA key from disk and signs: a worker thread's job, not an event loop's.
+            APIResponse.run { try issue(bundleID: parameters["bundleId"] ?? "", body: request.body, dataDirectory: dataDirectory) }
+        }
+    }
+
+    static func issue(bundleID: String, body: [UInt8], dataDirectory: String) throws -> HTTPResponse {
+        let body = try APIBody.decode(Request.self, from: body, allowEmpty: true) ?? Request()
+        guard let environment = CertificateEnvironment(rawValue: body.environment ?? "both") else {
+            throw APIError(status: 422, code: "invalid_environment", message: "environment must be development, production or both")
+        }
+        var certificateRequest = ClientCertificateRequest(bundleID: bundleID, topics: body.topics, environment: environment)
+        if let days = body.validityDays { certificateRequest.validityDays = days }
+        do {
+            let issued = try CertificateAuthority.issueClientCertificate(in: dataDirectory, request: certificateRequest)
+            return .json(status: 201, encoding: Issued(
+                bundleId: bundleID, topics: certificateRequest.effectiveTopics, environment: environment.rawValue,
+                certificatePem: issued.certificatePEM, privateKeyPem: issued.privateKeyPEM))
+        } catch let error as CryptoError {
+            throw APIError(status: 422, code: "invalid_request", message: error.description)
         }
     }
 }

@@ -13,6 +13,9 @@ public struct ConnectionLimits: Sendable {
     public var handshakeTimeout: UInt64 = 10_000_000_000
     /// How long a closing connection keeps draining the peer's bytes after its last response.
     public var lingerTimeout: UInt64 = 2_000_000_000
+    /// A connection whose socket has refused output for this long without taking any of it (the peer
+    /// stopped reading) is closed, releasing what it holds (nanoseconds).
+    public var writeStallTimeout: UInt64 = 30_000_000_000
 
     public init() {}
 }
@@ -22,7 +25,12 @@ public struct ConnectionLimits: Sendable {
 /// Bytes read from the socket are decrypted (TLS) and handed to the `ConnectionHandler`;
 /// bytes the handler writes are buffered, encrypted and sent when `flush()` runs (automatically
 /// after each read, or explicitly after work finished elsewhere). When the output buffer passes
-/// the high watermark reading pauses until the peer catches up.
+/// the high watermark reading pauses until the peer catches up; when the socket takes nothing for
+/// `writeStallTimeout` the connection is closed. The peer's FIN closes the connection at once, whether
+/// it is read as EOF or seen (`EPOLLRDHUP`) while reading is paused: a client that shut down its side is
+/// treated as gone, as an EOF always was here, so what the connection holds is released and its
+/// handler cancels the work (a paused reader would otherwise never notice, and the level-triggered
+/// event would spin the loop).
 ///
 /// Threading: every method must be called on `loop`.
 public final class Connection: Selectable {
@@ -51,6 +59,8 @@ public final class Connection: Selectable {
     private var socketOutOffset = 0
     private var interest: Interest = .read
     private var isReadingPaused = false
+    /// When the socket last took bytes while output was blocked (nil: not blocked).
+    private var writeBlockedSince: UInt64?
     private var userPausedReading = false
     private var closeRequested = false
     /// A handler held output back and wants ``ConnectionHandler/connectionDidDrainOutput(_:)`` once the
@@ -82,7 +92,8 @@ public final class Connection: Selectable {
     }
 
     func start() throws {
-        token = try loop.register(fd: fd, interest: .read, handler: self)
+        interest = [.read, .peerShutdown]
+        token = try loop.register(fd: fd, interest: interest, handler: self)
     }
 
     /// The ALPN protocol selected in the TLS handshake (`h2`, `http/1.1`), if any.
@@ -149,11 +160,14 @@ public final class Connection: Selectable {
             case .processed(let n):
                 socketOutOffset += n
                 lastWriteAt = MonotonicClock.nanoseconds()
+                if writeBlockedSince != nil { writeBlockedSince = lastWriteAt }
             case .wouldBlock:
+                if writeBlockedSince == nil { writeBlockedSince = MonotonicClock.nanoseconds() }
                 updateInterest()
                 return
             }
         }
+        writeBlockedSince = nil
         let wasPaused = isReadingPaused
         socketOut.removeAll(keepingCapacity: socketOut.count <= 256 << 10)
         socketOutOffset = 0
@@ -184,7 +198,7 @@ public final class Connection: Selectable {
         } else if pending <= limits.outputLowWatermark {
             isReadingPaused = false
         }
-        var wanted: Interest = []
+        var wanted: Interest = .peerShutdown
         if (!isReadingPaused && !userPausedReading) || isLingering { wanted.insert(.read) }
         if socketOutOffset < socketOut.count { wanted.insert(.write) }
         if wanted != interest {
@@ -195,10 +209,11 @@ public final class Connection: Selectable {
 
     // MARK: Events
 
-    public func handleEvents(readable: Bool, writable: Bool, hangup: Bool) {
+    public func handleEvents(readable: Bool, writable: Bool, hangup: Bool, peerShutdown: Bool) {
         if writable { flush() }
         if readable && !isClosed { readFromSocket() }
-        if hangup && !isClosed && !readable { close() }
+        // (With `readable` the EOF is read first, after the bytes before it.)
+        if (hangup || peerShutdown) && !isClosed && !readable { close() }
     }
 
     private func readFromSocket() {
@@ -286,6 +301,10 @@ public final class Connection: Selectable {
 
     func tick(now: UInt64) {
         guard !isClosed else { return }
+        if let since = writeBlockedSince, now &- since > limits.writeStallTimeout {
+            close()
+            return
+        }
         if isLingering {
             if now >= lingerDeadline { close() }
             return

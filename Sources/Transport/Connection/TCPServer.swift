@@ -30,13 +30,19 @@ public struct BoundListener: Sendable {
 /// A TCP server: listeners accept on the first loop and hand connections round-robin to every
 /// loop of the group; each connection then lives on its loop until it closes.
 ///
+/// Connections beyond `maxConnections`, or beyond `maxConnectionsPerClient` from one address, are closed
+/// right after accept (a refusal is logged at most every 10 s, with the count since the last log).
+///
 /// Safety of `@unchecked Sendable`: mutable state is either atomic (`connectionCount`,
-/// `nextLoop`), behind a `Mutex` (`listenerStates`), or confined to a loop and reached through
-/// `LoopBound` values and `loop.execute`.
+/// `nextLoop`), behind a `Mutex` (`listenerStates`, `clients`), or confined to a loop and reached
+/// through `LoopBound` values and `loop.execute`.
 public final class TCPServer: @unchecked Sendable {
     public struct Configuration: Sendable {
         public var listeners: [ListenerConfiguration]
         public var maxConnections: Int = 10_000
+        /// Open connections from one IP address (IPv4-mapped IPv6 counts as IPv4): one client cannot take
+        /// every slot of `maxConnections`.
+        public var maxConnectionsPerClient: Int = 1000
         public var connectionLimits = ConnectionLimits()
         /// How often connections get a `connectionTick` (nanoseconds).
         public var tickInterval: UInt64 = 200_000_000
@@ -51,6 +57,9 @@ public final class TCPServer: @unchecked Sendable {
     private let factory: any ConnectionHandlerFactory
     private let logger: Logger
     private let connectionCount = Atomic<Int>(0)
+    /// Open connections per client address (entries at zero are removed).
+    private let clients = Mutex<[ClientAddress: Int]>([:])
+    private let refusals = Mutex(RefusalLog())
     private let nextLoop = Atomic<Int>(0)
     private let isDraining = Atomic<Bool>(false)
     private let loopStates: [LoopBound<LoopState>]
@@ -137,7 +146,22 @@ public final class TCPServer: @unchecked Sendable {
         if count > configuration.maxConnections {
             connectionCount.wrappingSubtract(1, ordering: .relaxed)
             Glibc.close(fd)
-            logger.warning("connection refused: limit reached", [("max", "\(configuration.maxConnections)")])
+            logRefusal("connection refused: limit reached", [("max", "\(configuration.maxConnections)")])
+            return
+        }
+        let client = remote.client
+        let admitted = clients.withLock { clients -> Bool in
+            let open = clients[client, default: 0]
+            guard open < configuration.maxConnectionsPerClient else { return false }
+            clients[client] = open + 1
+            return true
+        }
+        guard admitted else {
+            connectionCount.wrappingSubtract(1, ordering: .relaxed)
+            Glibc.close(fd)
+            logRefusal(
+                "connection refused: per-client limit reached",
+                [("client", remote.clientHost), ("max", "\(configuration.maxConnectionsPerClient)")])
             return
         }
         try? Posix.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
@@ -152,17 +176,42 @@ public final class TCPServer: @unchecked Sendable {
                     tls: listener.tls, limits: limits,
                     onClose: { [self] closed in
                         state.value.connections[closed.id] = nil
-                        self.connectionCount.wrappingSubtract(1, ordering: .relaxed)
+                        self.release(client)
                     })
                 connection.handler = factory.makeHandler(for: connection)
                 state.value.connections[connection.id] = connection
                 try connection.start()
             } catch {
                 Glibc.close(fd)
-                connectionCount.wrappingSubtract(1, ordering: .relaxed)
+                release(client)
                 logger.error("cannot start connection", [("error", "\(error)")])
             }
         }
+    }
+
+    /// Gives back a connection's slots (global and per client).
+    private func release(_ client: ClientAddress) {
+        clients.withLock { clients in
+            let open = clients[client, default: 1] - 1
+            clients[client] = open > 0 ? open : nil
+        }
+        connectionCount.wrappingSubtract(1, ordering: .relaxed)
+    }
+
+    /// Logs a refused connection, at most once per 10 s (a flood of refusals must not flood the log).
+    private func logRefusal(_ message: String, _ metadata: [(String, String)]) {
+        let now = MonotonicClock.nanoseconds()
+        let suppressed = refusals.withLock { log -> Int? in
+            log.count += 1
+            guard log.lastLoggedAt == 0 || now &- log.lastLoggedAt >= 10_000_000_000 else { return nil }
+            defer {
+                log.lastLoggedAt = now
+                log.count = 0
+            }
+            return log.count - 1
+        }
+        guard let suppressed else { return }
+        logger.warning(message, metadata + (suppressed > 0 ? [("refused_since_last_log", "\(suppressed)")] : []))
     }
 
     private func runOnLoop(_ loop: EventLoop, _ body: @escaping @Sendable () throws -> Void) throws {
@@ -176,6 +225,12 @@ public final class TCPServer: @unchecked Sendable {
             usleep(200)
         }
     }
+}
+
+/// When refusals were last logged and how many came since.
+private struct RefusalLog {
+    var lastLoggedAt: UInt64 = 0
+    var count = 0
 }
 
 /// Per-loop connection bookkeeping. Loop-confined.
@@ -240,7 +295,7 @@ final class Acceptor: Selectable {
         fd = -1
     }
 
-    func handleEvents(readable: Bool, writable: Bool, hangup: Bool) {
+    func handleEvents(readable: Bool, writable: Bool, hangup: Bool, peerShutdown: Bool) {
         guard readable, fd >= 0 else { return }
         for _ in 0..<64 {
             do {

@@ -7,8 +7,14 @@ import Synchronization
 
 /// Something registered with an event loop that wants readiness events.
 public protocol Selectable: AnyObject {
-    /// Called on the loop thread with the epoll event bits (`EPOLLIN`, `EPOLLOUT`, …).
-    func handleEvents(readable: Bool, writable: Bool, hangup: Bool)
+    /// Called on the loop thread with the epoll event bits.
+    /// - Parameters:
+    ///   - readable: `EPOLLIN`.
+    ///   - writable: `EPOLLOUT`.
+    ///   - hangup: `EPOLLHUP` or `EPOLLERR`: the connection is gone (reset, or closed both ways).
+    ///   - peerShutdown: `EPOLLRDHUP`: the peer shut down its sending side (FIN); only reported with
+    ///     ``Interest/peerShutdown``.
+    func handleEvents(readable: Bool, writable: Bool, hangup: Bool, peerShutdown: Bool)
 }
 
 /// What a registration wants to hear about.
@@ -17,9 +23,13 @@ public struct Interest: OptionSet, Sendable {
     public init(rawValue: UInt8) { self.rawValue = rawValue }
     public static let read = Interest(rawValue: 1)
     public static let write = Interest(rawValue: 2)
+    /// The peer's FIN (`EPOLLRDHUP`), also while not reading. Level-triggered like the others: a handler
+    /// that has seen it and keeps the registration must drop this interest, or the loop spins on it.
+    public static let peerShutdown = Interest(rawValue: 4)
 
     var epollBits: UInt32 {
-        var bits = CLinuxSystem_EPOLLRDHUP
+        var bits: UInt32 = 0
+        if contains(.peerShutdown) { bits |= CLinuxSystem_EPOLLRDHUP }
         if contains(.read) { bits |= CLinuxSystem_EPOLLIN }
         if contains(.write) { bits |= CLinuxSystem_EPOLLOUT }
         return bits
@@ -216,7 +226,8 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
                     handler.handleEvents(
                         readable: bits & CLinuxSystem_EPOLLIN != 0,
                         writable: bits & CLinuxSystem_EPOLLOUT != 0,
-                        hangup: bits & (CLinuxSystem_EPOLLHUP | CLinuxSystem_EPOLLERR) != 0)
+                        hangup: bits & (CLinuxSystem_EPOLLHUP | CLinuxSystem_EPOLLERR) != 0,
+                        peerShutdown: bits & CLinuxSystem_EPOLLRDHUP != 0)
                 }
             }
             runExpiredTimers()

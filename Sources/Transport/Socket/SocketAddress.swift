@@ -69,6 +69,28 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
         family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
+    /// The IP address without the port, as a key for per-client limits: an IPv4-mapped IPv6 address
+    /// (`::ffff:192.0.2.1`, what a dual-stack listener sees for IPv4 clients) is its IPv4 address.
+    public var client: ClientAddress {
+        switch storage {
+        case .v4(let a):
+            return ClientAddress(high: 0, low: 0xFFFF_0000_0000 | UInt64(UInt32(bigEndian: a.sin_addr.s_addr)))
+        case .v6(var a):
+            let bytes = withUnsafeBytes(of: &a.sin6_addr) { Array($0) }
+            let high = bytes[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            let low = bytes[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            return ClientAddress(high: high, low: low)
+        }
+    }
+
+    /// `host`, with an IPv4-mapped IPv6 address written as IPv4 (`192.0.2.1`, not `::ffff:192.0.2.1`).
+    public var clientHost: String {
+        let client = self.client
+        guard client.isIPv4 else { return host }
+        let v4 = UInt32(truncatingIfNeeded: client.low)
+        return "\(v4 >> 24).\(v4 >> 16 & 0xFF).\(v4 >> 8 & 0xFF).\(v4 & 0xFF)"
+    }
+
     func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws -> R) rethrows -> R {
         switch storage {
         case .v4(var a):
@@ -85,4 +107,13 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
             }
         }
     }
+}
+
+/// A peer's IP address (no port) as 128 bits, IPv4 as IPv4-mapped IPv6: the identity per-client limits count by.
+public struct ClientAddress: Hashable, Sendable {
+    public var high: UInt64
+    public var low: UInt64
+
+    /// Whether this is an IPv4 address (or IPv4-mapped IPv6).
+    public var isIPv4: Bool { high == 0 && low >> 32 == 0xFFFF }
 }
