@@ -29,13 +29,24 @@ import Testing
         let binary = try GracefulShutdownTests.executable()
         let directory = try makeTemporaryDirectory("healthcheck")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let port = try RawSocket.freePort()
         let config = directory + "/sandbox.json"
-        try #"{"dataDirectory":"\#(directory)/data","listeners":[{"name":"cleartext","host":"::","port":\#(port),"tls":false}]}"#
-            .write(toFile: config, atomically: true, encoding: .utf8)
-        let server = try ChildProcess(binary, arguments: ["serve", "--config", config, "--log-level", "warning"])
+        var started: (ChildProcess, Int)?
+        var lastOutput = ""
+        // A free port may be taken by another test before the server binds it: try another.
+        for _ in 0..<3 where started == nil {
+            let port = try RawSocket.freePort()
+            try #"{"dataDirectory":"\#(directory)/data","listeners":[{"name":"cleartext","host":"::","port":\#(port),"tls":false}]}"#
+                .write(toFile: config, atomically: true, encoding: .utf8)
+            let candidate = try ChildProcess(binary, arguments: ["serve", "--config", config, "--log-level", "warning"])
+            if try await GracefulShutdownTests.waitUntilHealthy(port: port, server: candidate) {
+                started = (candidate, port)
+            } else {
+                candidate.send(signal: SIGKILL)
+                lastOutput = candidate.finish(timeout: 5).description
+            }
+        }
+        let (server, port) = try #require(started, "the server did not start: \(lastOutput)")
         defer { server.send(signal: SIGKILL) }
-        try #require(try await GracefulShutdownTests.waitUntilHealthy(port: port, server: server), "\(server.finish(timeout: 1))")
         let viaFlag = try await run(binary, args: ["healthcheck", "--config", config])
         #expect(viaFlag.status == 0, "\(viaFlag)")
         #expect(viaFlag.stdoutText.contains(":\(port)/healthz: 200"))
