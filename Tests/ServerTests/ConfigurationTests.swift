@@ -109,6 +109,69 @@ import Testing
         }
     }
 
+    /// Every mistake in the file is an error naming the file, the key path as written and the problem, with
+    /// line and column for JSON that is not valid; never Swift's own wording.
+    @Test(arguments: [
+        ("{\n  \"logLevel\": \"info\",\n  \"limits\": {\"maxConnections\": 5,}\n}\n", "line 3, column 34"),
+        (#"{"logLevl":"debug"}"#, "logLevl: unknown key"),
+        (#"{"storage":{"synchronus":"normal"}}"#, "storage.synchronus: unknown key"),
+        (#"{"limits":{"maxConection":1}}"#, "limits.maxConection: unknown key"),
+        (#"{"listeners":[{"name":"a","host":"::","port":1,"tls":false},{"host":"::","port":2,"tls":false}]}"#,
+         "listeners[1].name: is required"),
+        (#"{"listeners":[{"name":"a","host":"::","port":"80","tls":false}]}"#, "listeners[0].port: must be an integer"),
+        (#"{"teams":[{"teamID":"T","keys":[{"keyID":"K","scop":"team"}]}]}"#, "teams[0].keys[0].scop: unknown key"),
+        (#"{"webhooks":{"subscriptions":[{"id":"a","url":"http://x","evnts":[]}]}}"#, "webhooks.subscriptions[0].evnts: unknown key"),
+        (#"{"apps":[{"bundleID":"a","teamID":"T","serviceExtensions":{}}]}"#, "apps[0].serviceExtensions: unknown key"),
+        (#"{"devices":[{"token":"ab","local":"fr"}]}"#, "devices[0].local: unknown key"),
+        (#"{"tls":{"extraName":[]}}"#, "tls.extraName: unknown key"),
+        (#"{"events":{"maxEvent":1}}"#, "events.maxEvent: unknown key"),
+        (#"{"delivery":{"lowPriorityDelay":1}}"#, "delivery.lowPriorityDelay: unknown key"),
+        (#"{"apns":{"unknownDeviceToken":"strict"}}"#, "apns.unknownDeviceToken: unknown key"),
+        (#"{"logLevel":5}"#, "logLevel: must be a string"),
+        (#"{"admin":{"authentication":"sometimes"}}"#, "admin.authentication: is not one of the accepted values"),
+    ])
+    func configurationErrorsNameTheKey(text: String, expected: String) throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).json")
+        try Data(text.utf8).write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        do {
+            _ = try SandboxConfiguration.load(path: url.path)
+            Issue.record("expected an error for \(text)")
+        } catch let error as ConfigurationError {
+            #expect(error.description.contains(url.path), "\(error)")
+            #expect(error.description.contains(expected), "\(error)")
+            for swiftism in ["CodingKeys", "Index ", "stringValue", "intValue"] {
+                #expect(!error.description.contains(swiftism), "\(error)")
+            }
+        }
+    }
+
+    /// Each section's list of known keys is exactly its properties, so no key is refused or let through by
+    /// mistake when a setting is added.
+    @Test func knownKeysAreTheProperties() throws {
+        func check<T: StrictlyKeyed & Decodable>(_ type: T.Type, _ json: String, ignoring: Set<String> = []) throws {
+            let value = try JSONDecoder().decode(T.self, from: Data(json.utf8))
+            let properties = Set(Mirror(reflecting: value).children.compactMap(\.label)).subtracting(ignoring)
+            #expect(Set(T.Keys.allCases.map(\.stringValue)) == properties, "\(T.self)")
+        }
+        try check(SandboxConfiguration.self, "{}", ignoring: ["baseDirectory"])
+        try check(SandboxConfiguration.Listener.self, #"{"name":"a","host":"::","port":1,"tls":false}"#)
+        try check(SandboxConfiguration.TLS.self, "{}")
+        try check(SandboxConfiguration.Limits.self, "{}")
+        try check(APNsSettings.self, "{}")
+        try check(TeamConfiguration.self, #"{"teamID":"T"}"#)
+        try check(TeamConfiguration.Key.self, #"{"keyID":"K"}"#)
+        try check(DeviceConfiguration.self, #"{"token":"ab"}"#)
+        try check(AppConfiguration.self, #"{"bundleID":"a","teamID":"T"}"#)
+        try check(StorageSettings.self, "{}")
+        try check(DeliverySettings.self, "{}")
+        try check(ExtensionSettings.self, "{}")
+        try check(EventSettings.self, "{}")
+        try check(WebhookConfiguration.self, "{}")
+        try check(WebhookConfiguration.Subscription.self, #"{"id":"a","url":"http://x"}"#)
+        try check(AdminSettings.self, "{}")
+    }
+
     /// Half a user certificate (file without key) is rejected up front.
     @Test func rejectsCertificateWithoutKey() {
         var configuration = SandboxConfiguration()

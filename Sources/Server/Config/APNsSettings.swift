@@ -2,7 +2,7 @@
 import APNsProtocol
 
 /// How the provider endpoint behaves where Apple leaves room (or tests need a knob).
-public struct APNsSettings: Codable, Sendable, Equatable {
+public struct APNsSettings: Codable, Sendable, Equatable, StrictlyKeyed {
     /// The environment of a request whose host is not one of Apple's (`localhost`, an IP, …).
     public var defaultEnvironment: String = "development"
     /// `autoRegister`: the first push to an unknown, well-formed token creates the device with the
@@ -31,7 +31,12 @@ public struct APNsSettings: Codable, Sendable, Equatable {
 
     public init() {}
 
+    enum Keys: String, CodingKey, CaseIterable {
+        case defaultEnvironment, unknownDeviceTokens, autoRegisterApps, tokenMaxAgeSeconds, tokenClockSkewSeconds, tokenUpdateMinimumIntervalSeconds, streamsBeforeAuthentication, environmentKeyReason, maxPushesPerSecondPerDevice, recentPushCapacity
+    }
+
     public init(from decoder: any Decoder) throws {
+        try Self.rejectUnknownKeys(in: decoder)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = APNsSettings()
         defaultEnvironment = try c.decodeIfPresent(String.self, forKey: .defaultEnvironment) ?? d.defaultEnvironment
@@ -51,9 +56,9 @@ public struct APNsSettings: Codable, Sendable, Equatable {
 }
 
 /// A developer team: its signing keys and apps.
-public struct TeamConfiguration: Codable, Sendable, Equatable {
+public struct TeamConfiguration: Codable, Sendable, Equatable, StrictlyKeyed {
     /// A provider-token signing key (Apple's `.p8`).
-    public struct Key: Codable, Sendable, Equatable {
+    public struct Key: Codable, Sendable, Equatable, StrictlyKeyed {
         public var keyID: String
         /// The `.p8` (PKCS#8 private key) — the sandbox only needs its public half.
         public var privateKeyFile: String?
@@ -75,7 +80,12 @@ public struct TeamConfiguration: Codable, Sendable, Equatable {
             self.environment = environment
         }
 
+        enum Keys: String, CodingKey, CaseIterable {
+            case keyID, privateKeyFile, publicKeyFile, scope, topics, environment
+        }
+
         public init(from decoder: any Decoder) throws {
+            try Self.rejectUnknownKeys(in: decoder)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             keyID = try c.decode(String.self, forKey: .keyID)
             privateKeyFile = try c.decodeIfPresent(String.self, forKey: .privateKeyFile)
@@ -97,7 +107,12 @@ public struct TeamConfiguration: Codable, Sendable, Equatable {
         self.apps = apps
     }
 
+    enum Keys: String, CodingKey, CaseIterable {
+        case teamID, keys, apps
+    }
+
     public init(from decoder: any Decoder) throws {
+        try Self.rejectUnknownKeys(in: decoder)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         teamID = try c.decode(String.self, forKey: .teamID)
         keys = try c.decodeIfPresent([Key].self, forKey: .keys) ?? []
@@ -106,7 +121,7 @@ public struct TeamConfiguration: Codable, Sendable, Equatable {
 }
 
 /// A device known from the start.
-public struct DeviceConfiguration: Codable, Sendable, Equatable {
+public struct DeviceConfiguration: Codable, Sendable, Equatable, StrictlyKeyed {
     public var token: String
     public var environment: String = "development"
     public var locale: String = "en_US"
@@ -120,7 +135,12 @@ public struct DeviceConfiguration: Codable, Sendable, Equatable {
         self.apps = apps
     }
 
+    enum Keys: String, CodingKey, CaseIterable {
+        case token, environment, locale, apps
+    }
+
     public init(from decoder: any Decoder) throws {
+        try Self.rejectUnknownKeys(in: decoder)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         token = try c.decode(String.self, forKey: .token)
         environment = try c.decodeIfPresent(String.self, forKey: .environment) ?? "development"
@@ -131,7 +151,7 @@ public struct DeviceConfiguration: Codable, Sendable, Equatable {
 
 /// An app with its localized strings and service extension (optional: `teams[].apps` is enough
 /// for an app without strings).
-public struct AppConfiguration: Codable, Sendable, Equatable {
+public struct AppConfiguration: Codable, Sendable, Equatable, StrictlyKeyed {
     public var bundleID: String
     public var teamID: String
     /// `Localizable.strings` per language: `{"en": {"KEY": "Hello %@"}, "fr": {…}}`.
@@ -146,7 +166,12 @@ public struct AppConfiguration: Codable, Sendable, Equatable {
         self.serviceExtension = serviceExtension
     }
 
+    enum Keys: String, CodingKey, CaseIterable {
+        case bundleID, teamID, strings, serviceExtension
+    }
+
     public init(from decoder: any Decoder) throws {
+        try Self.rejectUnknownKeys(in: decoder)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         bundleID = try c.decode(String.self, forKey: .bundleID)
         teamID = try c.decode(String.self, forKey: .teamID)

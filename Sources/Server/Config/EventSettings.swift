@@ -2,7 +2,7 @@
 import Webhooks
 
 /// The event log and the live stream (`GET /api/v1/events`).
-public struct EventSettings: Codable, Sendable, Equatable {
+public struct EventSettings: Codable, Sendable, Equatable, StrictlyKeyed {
     /// Keep at most this many events for `Last-Event-ID` resume (the oldest are pruned).
     public var maxEvents = 1_000_000
     /// Prune events older than this.
@@ -12,7 +12,12 @@ public struct EventSettings: Codable, Sendable, Equatable {
 
     public init() {}
 
+    enum Keys: String, CodingKey, CaseIterable {
+        case maxEvents, maxAgeHours, heartbeatSeconds
+    }
+
     public init(from decoder: any Decoder) throws {
+        try Self.rejectUnknownKeys(in: decoder)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = EventSettings()
         maxEvents = try c.decodeIfPresent(Int.self, forKey: .maxEvents) ?? d.maxEvents
@@ -22,7 +27,7 @@ public struct EventSettings: Codable, Sendable, Equatable {
 }
 
 /// Webhook delivery (Standard Webhooks) and the subscriptions configured in the file.
-public struct WebhookConfiguration: Codable, Sendable, Equatable {
+public struct WebhookConfiguration: Codable, Sendable, Equatable, StrictlyKeyed {
     /// Delays before each attempt in milliseconds; the first is the first attempt's (normally 0).
     public var retryScheduleMilliseconds: [Int64]
     /// Random spread of each delay (0.1 = ±10 %).
@@ -36,7 +41,7 @@ public struct WebhookConfiguration: Codable, Sendable, Equatable {
     public var subscriptions: [Subscription]
 
     /// A subscription from the configuration file (re-applied at every start; its id is kept).
-    public struct Subscription: Codable, Sendable, Equatable {
+    public struct Subscription: Codable, Sendable, Equatable, StrictlyKeyed {
         public var id: String
         public var url: String
         /// Event type names (empty: all).
@@ -54,6 +59,23 @@ public struct WebhookConfiguration: Codable, Sendable, Equatable {
             self.events = events
             self.secret = secret
         }
+
+        enum Keys: String, CodingKey, CaseIterable {
+            case id, url, events, devices, topics, secret, description, maxConcurrentDeliveries
+        }
+
+        public init(from decoder: any Decoder) throws {
+            try Self.rejectUnknownKeys(in: decoder)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            id = try c.decode(String.self, forKey: .id)
+            url = try c.decode(String.self, forKey: .url)
+            events = try c.decodeIfPresent([String].self, forKey: .events)
+            devices = try c.decodeIfPresent([String].self, forKey: .devices)
+            topics = try c.decodeIfPresent([String].self, forKey: .topics)
+            secret = try c.decodeIfPresent(String.self, forKey: .secret)
+            description = try c.decodeIfPresent(String.self, forKey: .description)
+            maxConcurrentDeliveries = try c.decodeIfPresent(Int.self, forKey: .maxConcurrentDeliveries)
+        }
     }
 
     public init() {
@@ -68,7 +90,12 @@ public struct WebhookConfiguration: Codable, Sendable, Equatable {
         subscriptions = []
     }
 
+    enum Keys: String, CodingKey, CaseIterable {
+        case retryScheduleMilliseconds, jitter, timeoutMilliseconds, maxConcurrentPerEndpoint, breakerFailureThreshold, breakerCooldownMilliseconds, deliveryRetentionDays, subscriptions
+    }
+
     public init(from decoder: any Decoder) throws {
+        try Self.rejectUnknownKeys(in: decoder)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = WebhookConfiguration()
         retryScheduleMilliseconds = try c.decodeIfPresent([Int64].self, forKey: .retryScheduleMilliseconds) ?? d.retryScheduleMilliseconds

@@ -1,4 +1,5 @@
 // APNs Sandbox — the server's configuration: JSON file, then environment, then flags.
+import APNsProtocol
 import Foundation
 
 /// Everything `apns-sandbox serve` can be told. Decoded from JSON (`config/sandbox.json`);
@@ -52,7 +53,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
     }
 
     /// Server certificate: generated into the data directory unless both files are given.
-    public struct TLS: Codable, Sendable, Equatable {
+    public struct TLS: Codable, Sendable, Equatable, StrictlyKeyed {
         public var certificateFile: String?
         public var privateKeyFile: String?
         /// More DNS names or IPs for the generated server certificate.
@@ -64,7 +65,12 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
             self.extraNames = extraNames
         }
 
+        enum Keys: String, CodingKey, CaseIterable {
+            case certificateFile, privateKeyFile, extraNames
+        }
+
         public init(from decoder: any Decoder) throws {
+            try Self.rejectUnknownKeys(in: decoder)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             certificateFile = try c.decodeIfPresent(String.self, forKey: .certificateFile)
             privateKeyFile = try c.decodeIfPresent(String.self, forKey: .privateKeyFile)
@@ -74,7 +80,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
 
     /// Bounds on connections and requests: everything a peer can make the server hold has one here
     /// (see config/README.md, `limits`).
-    public struct Limits: Codable, Sendable, Equatable {
+    public struct Limits: Codable, Sendable, Equatable, StrictlyKeyed {
         public var maxConnections = 10_000
         /// Open connections from one IP address.
         public var maxConnectionsPerClient = 1000
@@ -110,7 +116,12 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
 
         public init() {}
 
+        enum Keys: String, CodingKey, CaseIterable {
+            case maxConnections, maxConnectionsPerClient, maxConcurrentStreams, maxHeaderListSize, maxRequestLineBytes, maxHeaderCount, maxHeaderBytes, maxBodyBytes, idleTimeoutSeconds, requestTimeoutSeconds, shutdownGraceSeconds, maxOutputBytesPerConnection, maxRequestBodyBytesPerConnection, sendTimeoutSeconds, streamResetBurst, streamResetsPerSecond, discardedDataBurstBytes, discardedDataBytesPerSecond, maxEventStreams, maxEventStreamsPerClient, eventStreamBufferBytes, maxAPIRequestsPerConnection
+        }
+
         public init(from decoder: any Decoder) throws {
+            try Self.rejectUnknownKeys(in: decoder)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             let d = Limits()
             maxConnections = try c.decodeIfPresent(Int.self, forKey: .maxConnections) ?? d.maxConnections
@@ -249,6 +260,14 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigurationError("cannot read configuration file \(path)")
         }
+        // The sandbox's own strict reader first: Foundation's decoder lets trailing commas and the like
+        // through, and its syntax errors say little about where.
+        do {
+            _ = try JSON.parse(Array(data))
+        } catch let error as JSON.ParseError {
+            let (line, column) = Self.lineAndColumn(of: error.offset, in: Array(data))
+            throw ConfigurationError("invalid configuration \(path): not valid JSON at line \(line), column \(column)")
+        }
         do {
             var configuration = try JSONDecoder().decode(SandboxConfiguration.self, from: data)
             // `my.json` (a bare name) lives in the working directory: its relative paths are taken from
@@ -259,6 +278,15 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
         } catch let error as DecodingError {
             throw ConfigurationError("invalid configuration \(path): \(Self.describe(error))")
         }
+    }
+
+    /// 1-based line and column (in characters) of a byte offset.
+    static func lineAndColumn(of offset: Int, in bytes: [UInt8]) -> (Int, Int) {
+        let before = bytes.prefix(max(0, min(offset, bytes.count)))
+        let line = before.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
+        let lineStart = before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
+        let column = String(decoding: before[lineStart...], as: UTF8.self).count + 1
+        return (line, column)
     }
 
     /// Applies `APNS_SANDBOX_*` environment overrides.
@@ -365,14 +393,39 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
         return port
     }
 
-    private static func describe(_ error: DecodingError) -> String {
+    /// A decoding error as a user reads it: the key path as written in the file (`listeners[0].port`) and
+    /// the problem, never Swift's own wording (`CodingKeys(stringValue: …)`, `Index 0`).
+    static func describe(_ error: DecodingError) -> String {
+        func at(_ path: [any CodingKey], _ problem: String) -> String {
+            let text = KeyPathText.text(path)
+            return text.isEmpty ? problem : "\(text): \(problem)"
+        }
         switch error {
-        case .typeMismatch(_, let context), .valueNotFound(_, let context), .keyNotFound(_, let context),
-             .dataCorrupted(let context):
-            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
-            return path.isEmpty ? context.debugDescription : "\(path): \(context.debugDescription)"
+        case .keyNotFound(let key, let context):
+            return at(context.codingPath + [key], "is required")
+        case .valueNotFound(let type, let context):
+            return at(context.codingPath, "must be \(Self.typeName(type)), not null")
+        case .typeMismatch(let type, let context):
+            return at(context.codingPath, "must be \(Self.typeName(type))")
+        case .dataCorrupted(let context):
+            // Our own errors (unknown keys) read well; Foundation's enum errors name the bad value.
+            let detail = context.debugDescription.hasPrefix("Cannot initialize")
+                ? "is not one of the accepted values"
+                : context.debugDescription
+            return at(context.codingPath, detail)
         @unknown default:
             return "\(error)"
+        }
+    }
+
+    private static func typeName(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Bool.Type: "true or false"
+        case is Int.Type, is Int64.Type, is Int32.Type: "an integer"
+        case is Double.Type: "a number"
+        case is [Any].Type: "an array"
+        default: String(describing: type).hasPrefix("Array") ? "an array" : "an object"
         }
     }
 }

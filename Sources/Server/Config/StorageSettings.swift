@@ -2,7 +2,7 @@
 import Store
 
 /// Where and how records are kept.
-public struct StorageSettings: Codable, Sendable, Equatable {
+public struct StorageSettings: Codable, Sendable, Equatable, StrictlyKeyed {
     /// The SQLite file, relative to the data directory.
     public var file = "sandbox.sqlite"
     /// `full` (a committed push survives power loss) or `normal` (survives a crash of the process).
@@ -26,7 +26,12 @@ public struct StorageSettings: Codable, Sendable, Equatable {
 
     public init() {}
 
+    enum Keys: String, CodingKey, CaseIterable {
+        case file, synchronous, maxRecords, maxAgeDays, integrityCheck, integrityCheckSeconds, onCorruption, maxSizeMB
+    }
+
     public init(from decoder: any Decoder) throws {
+        try Self.rejectUnknownKeys(in: decoder)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = StorageSettings()
         file = try c.decodeIfPresent(String.self, forKey: .file) ?? d.file
@@ -75,7 +80,7 @@ public struct StorageSettings: Codable, Sendable, Equatable {
 }
 
 /// How simulated devices receive pushes.
-public struct DeliverySettings: Codable, Sendable, Equatable {
+public struct DeliverySettings: Codable, Sendable, Equatable, StrictlyKeyed {
     /// Priority 5 and 1 pushes are delivered after this delay (batched); 0 = at once.
     public var lowPriorityDelayMilliseconds: Int64 = 0
     /// Background (silent) pushes beyond this many per app per hour are held (Apple: 2–3); 0 = no throttle.
@@ -83,7 +88,12 @@ public struct DeliverySettings: Codable, Sendable, Equatable {
 
     public init() {}
 
+    enum Keys: String, CodingKey, CaseIterable {
+        case lowPriorityDelayMilliseconds, backgroundPushesPerHour
+    }
+
     public init(from decoder: any Decoder) throws {
+        try Self.rejectUnknownKeys(in: decoder)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = DeliverySettings()
         lowPriorityDelayMilliseconds =
