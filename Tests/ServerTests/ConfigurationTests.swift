@@ -172,6 +172,36 @@ import Testing
         try check(AdminSettings.self, "{}")
     }
 
+    /// The shipped file sets every key of every section (config/README.md says so), so it shows every setting.
+    @Test func shippedFileSetsEveryKey() throws {
+        let data = try Data(contentsOf: packageRoot().appendingPathComponent("config/sandbox.json"))
+        let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        func check<T: StrictlyKeyed>(_ type: T.Type, _ object: Any?, _ path: String, ignoring: Set<String> = []) {
+            guard let object = object as? [String: Any] else {
+                Issue.record("\(path) is missing from config/sandbox.json")
+                return
+            }
+            let missing = Set(T.Keys.allCases.map(\.stringValue)).subtracting(object.keys).subtracting(ignoring)
+            #expect(missing.isEmpty, "\(path) lacks \(missing.sorted())")
+        }
+        check(SandboxConfiguration.self, root, "the top level")
+        check(SandboxConfiguration.Listener.self, (root["listeners"] as? [Any])?.first, "listeners[0]")
+        check(SandboxConfiguration.TLS.self, root["tls"], "tls")
+        check(SandboxConfiguration.Limits.self, root["limits"], "limits")
+        check(APNsSettings.self, root["apns"], "apns")
+        check(StorageSettings.self, root["storage"], "storage")
+        check(DeliverySettings.self, root["delivery"], "delivery")
+        check(ExtensionSettings.self, root["extensions"], "extensions")
+        check(EventSettings.self, root["events"], "events")
+        check(WebhookConfiguration.self, root["webhooks"], "webhooks")
+        check(AdminSettings.self, root["admin"], "admin")
+        let team = (root["teams"] as? [[String: Any]])?.first
+        check(TeamConfiguration.self, team, "teams[0]")
+        check(TeamConfiguration.Key.self, (team?["keys"] as? [Any])?.first, "teams[0].keys[0]")
+        check(AppConfiguration.self, (root["apps"] as? [Any])?.first, "apps[0]")
+        check(DeviceConfiguration.self, (root["devices"] as? [Any])?.first, "devices[0]")
+    }
+
     /// Half a user certificate (file without key) is rejected up front.
     @Test func rejectsCertificateWithoutKey() {
         var configuration = SandboxConfiguration()
