@@ -56,4 +56,28 @@ import Testing
             binary, args: ["healthcheck"], environment: ["APNS_SANDBOX_CONFIG": config, "APNS_SANDBOX_HTTP_PORT": "1"])
         #expect(elsewhere.status == 1)
     }
+
+    /// A port in use is an error that names the listener and the address, and nothing stays listening.
+    @Test func portInUseNamesTheListener() async throws {
+        let binary = try GracefulShutdownTests.executable()
+        let directory = try makeTemporaryDirectory("port-in-use")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let holder = try ChildProcess("python3", arguments: ["-c", """
+            import socket, time
+            s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(60)
+            """])
+        defer { holder.send(signal: SIGKILL) }
+        var held: Int?
+        for _ in 0..<100 where held == nil {
+            held = Int(holder.currentStdout.trimmingCharacters(in: .whitespacesAndNewlines))
+            if held == nil { try await Task.sleep(nanoseconds: 20_000_000) }
+        }
+        let port = try #require(held)
+        let output = try await run(binary, args: [
+            "serve", "--data-dir", directory, "--host", "127.0.0.1", "--tls-port", "0", "--http-port", "\(port)",
+        ])
+        #expect(output.status != 0)
+        #expect(output.stderrText.contains("listener cleartext cannot listen on 127.0.0.1:\(port): Address already in use"),
+                "\(output)")
+    }
 }

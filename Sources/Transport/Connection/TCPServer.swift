@@ -19,6 +19,32 @@ public struct ListenerConfiguration: Sendable {
     }
 }
 
+/// A listener that could not bind: which one, where, and why (`Address already in use`, …).
+public struct ListenerError: Error, Sendable, CustomStringConvertible {
+    public var listener: String
+    public var host: String
+    public var port: Int
+    public var underlying: any Error
+
+    public var description: String {
+        let address = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        var text = "listener \(listener) cannot listen on \(address): "
+        if let system = underlying as? SystemError {
+            text += String(cString: strerror(system.errno))
+            if system.errno == EADDRINUSE {
+                text += " (another process has this port: stop it, or choose another port for this listener)"
+            } else if system.errno == EACCES {
+                text += " (ports below 1024 need privileges: choose a port of 1024 or above)"
+            } else if system.errno == EADDRNOTAVAIL {
+                text += " (this machine has no such address)"
+            }
+        } else {
+            text += "\(underlying)"
+        }
+        return text
+    }
+}
+
 /// A listener after binding: its name and the actual port (useful with port 0).
 public struct BoundListener: Sendable {
     public var name: String
@@ -87,8 +113,16 @@ public final class TCPServer: @unchecked Sendable {
         var bound: [BoundListener] = []
         var made: [LoopBound<Acceptor>] = []
         for listener in configuration.listeners {
-            let address = try SocketAddress(host: listener.host, port: listener.port)
-            let fd = try Posix.makeListeningSocket(address: address, backlog: 1024, reusePort: false)
+            let fd: Int32
+            let address: SocketAddress
+            do {
+                address = try SocketAddress(host: listener.host, port: listener.port)
+                fd = try Posix.makeListeningSocket(address: address, backlog: 1024, reusePort: false)
+            } catch {
+                // The listeners bound so far stop again: a failed start leaves nothing listening.
+                for acceptor in made { try? runOnLoop(acceptLoop) { acceptor.value.stop() } }
+                throw ListenerError(listener: listener.name, host: listener.host, port: listener.port, underlying: error)
+            }
             let local = (try? Posix.localAddress(of: fd)) ?? address
             let acceptor = Acceptor(fd: fd, configuration: listener, server: self)
             let box = LoopBound(acceptor, loop: acceptLoop)
