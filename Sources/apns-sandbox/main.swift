@@ -101,7 +101,9 @@ func serve(_ arguments: ArraySlice<String>) -> Never {
     } catch {
         fail("\(error)")
     }
-    guard let level = Logger.Level(name: configuration.logLevel) else { fail("unknown log level \(configuration.logLevel)") }
+    guard let level = Logger.Level(name: configuration.logLevel) else {
+        fail("unknown log level \(configuration.logLevel) (one of trace, debug, info, notice, warning, error)")
+    }
     let logger = Logger(label: "apns-sandbox", level: level)
 
     let server: SandboxServer

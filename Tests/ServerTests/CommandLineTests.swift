@@ -80,4 +80,42 @@ import Testing
         #expect(output.stderrText.contains("listener cleartext cannot listen on 127.0.0.1:\(port): Address already in use"),
                 "\(output)")
     }
+
+    /// `--log-level debug` logs one line per request and one per push (with its apns-id, status and reason);
+    /// trace adds the request's header fields, without the provider token.
+    @Test func debugLogsEveryRequestAndPush() async throws {
+        let binary = try GracefulShutdownTests.executable()
+        let directory = try makeTemporaryDirectory("debug-log")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let config = try GracefulShutdownTests.writeConfiguration(in: directory)
+        let token = try await run(binary, args: ["token", "--config", config]).stdoutText
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        for level in ["debug", "trace"] {
+            var started: (ChildProcess, Int)?
+            for _ in 0..<3 where started == nil {
+                let port = try RawSocket.freePort()
+                let candidate = try ChildProcess(binary, arguments: [
+                    "serve", "--config", config, "--data-dir", directory + "/data-" + level, "--tls-port", "0",
+                    "--http-port", "\(port)", "--host", "127.0.0.1", "--log-level", level,
+                ])
+                if try await GracefulShutdownTests.waitUntilHealthy(port: port, server: candidate) {
+                    started = (candidate, port)
+                } else {
+                    candidate.send(signal: SIGKILL)
+                }
+            }
+            let (server, port) = try #require(started)
+            defer { server.send(signal: SIGKILL) }
+            let base = "http://127.0.0.1:\(port)"
+            let accepted = try await pushAlert(base: base, authorization: "authorization: bearer \(token)")
+            #expect(!accepted.isEmpty)
+            _ = try await pushAlert(base: base, authorization: "authorization: bearer \(token)", device: "abcd")
+            let log = server.currentStderr
+            #expect(log.contains("] request ") && log.contains("http.path=/healthz"), "\(level): \(log)")
+            #expect(log.contains("push") && log.contains("apns.id=\(accepted)") && log.contains("http.status=200"), "\(log)")
+            #expect(log.contains("apns.reason=BadDeviceToken"), "\(log)")
+            #expect(log.contains("request headers") == (level == "trace"), "\(level)")
+            #expect(!log.contains(token), "the provider token is in the log")
+        }
+    }
 }

@@ -52,13 +52,26 @@ public final class HTTPPipeline: Sendable {
             response.headers.set("content-encoding", "gzip")
             response.headers.append("vary", "accept-encoding")
         }
-        if options.requestLogging {
+        // One line per request at debug (or at info with `requestLogging`); its header fields at trace,
+        // the authorization's credentials left out.
+        if options.requestLogging || logger.level <= .debug {
             let elapsed = Double(MonotonicNow.nanoseconds() &- startedAt) / 1_000_000
-            logger.info("request", [
+            logger.log(options.requestLogging ? .info : .debug, "request", [
                 ("http.method", request.method), ("http.path", String(request.path)),
                 ("http.status", "\(response.status)"), ("http.version", request.version.rawValue),
-                ("conn.id", "\(request.connection.id)"), ("duration_ms", String(format2(elapsed))),
+                ("conn.id", "\(request.connection.id)"), ("h2.stream_id", "\(request.streamID)"),
+                ("duration_ms", String(format2(elapsed))),
             ])
+            if logger.level <= .trace {
+                let fields = request.headers.map { field in
+                    field.name == "authorization" ? "authorization: \(field.value.split(separator: " ").first ?? "") <redacted>"
+                        : "\(field.name): \(field.value)"
+                }
+                logger.trace("request headers", [
+                    ("conn.id", "\(request.connection.id)"), ("http.authority", request.authority ?? ""),
+                    ("http.headers", fields.joined(separator: "; ")),
+                ])
+            }
         }
         return response
     }

@@ -1,6 +1,7 @@
 // APNs Sandbox — the server's configuration: JSON file, then environment, then flags.
 import APNsProtocol
 import Foundation
+import Support
 
 /// Everything `apns-sandbox serve` can be told. Decoded from JSON (`config/sandbox.json`);
 /// every key is optional and falls back to the defaults below.
@@ -333,6 +334,9 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
             throw ConfigurationError("listeners: the name \(duplicate) is used twice (names must be unique)")
         }
         if let problem = admin.problems().first { throw ConfigurationError(problem) }
+        guard Logger.Level(name: logLevel) != nil else {
+            throw ConfigurationError("logLevel \"\(logLevel)\" is not one of trace, debug, info, notice, warning, error")
+        }
         for listener in listeners where !(0...65_535).contains(listener.port) {
             throw ConfigurationError("listener \(listener.name): port \(listener.port) is out of range")
         }

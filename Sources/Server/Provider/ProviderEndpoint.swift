@@ -67,12 +67,16 @@ final class ProviderEndpoint: Sendable {
     /// Validates the push; an accepted one is answered 200 once the receiver has committed it.
     func respond(to request: HTTPRequest) -> HandlerResult {
         let (response, accepted) = evaluate(request)
-        guard let accepted, let receiver else { return .response(response) }
+        guard let accepted, let receiver else {
+            if logger.level <= .debug { logPush(request, response) }
+            return .response(response)
+        }
         let logger = self.logger
-        return .deferred { respond in
+        return .deferred { [self] respond in
             receiver.accept(accepted) { result in
                 switch result {
                 case .success:
+                    if logger.level <= .debug { self.logPush(request, response) }
                     respond(response)
                 case .failure(let error):
                     logger.error("push not stored", [("apns.id", accepted.apnsID), ("error", "\(error)")])
@@ -83,6 +87,17 @@ final class ProviderEndpoint: Sendable {
                 }
             }
         }
+    }
+
+    /// One debug line per push: who sent what where, and APNs' answer (the device token shortened).
+    private func logPush(_ request: HTTPRequest, _ response: HTTPResponse) {
+        let reason = response.status == 200 ? "" : (try? JSON.parse(response.body))?.members?.first { $0.0 == "reason" }?.1.string ?? ""
+        let token = request.path.split(separator: "/").last.map { String($0.prefix(8)) } ?? ""
+        logger.debug("push", [
+            ("apns.id", response.headers["apns-id"] ?? ""), ("device.token_prefix", token),
+            ("apns.topic", request.headers["apns-topic"] ?? ""), ("apns.push_type", request.headers["apns-push-type"] ?? ""),
+            ("http.status", "\(response.status)"), ("apns.reason", reason), ("conn.id", "\(request.connection.id)"),
+        ])
     }
 
     /// Answers a push whose body is over the transport limit: `PayloadTooLarge` (with the usual
