@@ -118,8 +118,13 @@ static void guardian_kill_all(guardian_table *table) {
         if (entry->pid == 0) continue;
         if (entry->pidfd >= 0) {
             if (CProcess_pidfd_signal(entry->pidfd, SIGKILL, 1) != 0 && errno == EINVAL) {
-                // Before Linux 6.9: by number, only while the leader (even a zombie) still holds it.
-                if (CProcess_pidfd_signal(entry->pidfd, 0, 0) == 0) kill(-entry->pid, SIGKILL);
+                // Before Linux 6.9 (no group signal through a pidfd): by number. Also when the leader has
+                // been reaped already (PDEATHSIG killed it with the server, and init may reap it first):
+                // the kernel does not hand out a number again while any process still has it as its process
+                // group, so while the instance's grandchildren live the group is still theirs. Only once
+                // the group is empty could the number name a new group, which would have to be made by a
+                // new process in the few microseconds since (a race this accepts).
+                kill(-entry->pid, SIGKILL);
             }
             CProcess_pidfd_signal(entry->pidfd, SIGKILL, 0);
         } else if (CProcess_start_time(entry->pid) == entry->start) {

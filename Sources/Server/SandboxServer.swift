@@ -39,6 +39,8 @@ public final class SandboxServer: Sendable {
     let eventHub: EventStreamHub
     private let webhookSender: CurlWebhookSender
     private let clock: SystemClock
+    /// Held from the start of `init` until the end of `shutdown()` (or until the object goes).
+    private let directoryLock: DataDirectoryLock
     private let retention: Retention
     private let group: EventLoopGroup
     private let server: TCPServer
@@ -50,6 +52,9 @@ public final class SandboxServer: Sendable {
         self.logger = logger
         let dataDirectory = configuration.dataDirectory
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+        // First, before anything that cleans up after an earlier run (extension processes, recovery): a
+        // second server on this directory would undo the work of the one running.
+        directoryLock = try DataDirectoryLock(directory: dataDirectory)
 
         let generated = try CertificateAuthority.ensureServerCertificate(
             in: dataDirectory, extraNames: configuration.tls.extraNames)
@@ -283,6 +288,7 @@ public final class SandboxServer: Sendable {
         // Queued file removals still ask the store; retries after this point are dropped.
         retention.attachments.stop()
         store.close()
+        directoryLock.release()
     }
 
     public var openConnections: Int { server.openConnections }
