@@ -53,6 +53,13 @@ public struct ExecPolicy: Sendable, Equatable {
             + "apps or listed in extensions.allowedExecutables may run"
     }
 
+    /// The entry that allows exactly the program `settings` runs: its path resolved the way it will be
+    /// started (with the extension's own `PATH` for a bare name), links followed; the path as given when it
+    /// names no program yet (it is resolved again when checked).
+    public static func entry(allowing settings: ExtensionConfiguration.ExecSettings) -> String {
+        canonicalProgram(settings.path, searchPath: settings.environment["PATH"] ?? defaultSearchPath) ?? settings.path
+    }
+
     /// The file `path` starts, resolved as the spawn resolves it, with links followed; nil if there is none.
     static func canonicalProgram(_ path: String, searchPath: String) -> String? {
         guard let resolved = try? ChildProcess.resolve(path, searchPath: searchPath) else { return nil }

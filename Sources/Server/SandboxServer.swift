@@ -225,7 +225,7 @@ public final class SandboxServer: Sendable {
             guard let json = app.serviceExtension?.serialized,
                 let parsed = try? ExtensionConfiguration(json: json), case .exec(let settings) = parsed.kind
             else { continue }
-            entries.append(settings.path)
+            entries.append(ExecPolicy.entry(allowing: settings))
         }
         return ExecPolicy(allowing: entries)
     }

@@ -25,6 +25,18 @@ extension SQLiteStore: WebhookRepository {
         }
     }
 
+    public func updateSubscription(_ subscription: WebhookSubscription) throws -> Bool {
+        let json = try Self.encodeJSON(subscription)
+        return try write { connection in
+            try connection.withStatement("UPDATE webhook_subscriptions SET record = ? WHERE id = ?") { statement in
+                try statement.bind(json, at: 1)
+                try statement.bind(subscription.id, at: 2)
+                try statement.step()
+                return connection.changes > 0
+            }
+        }
+    }
+
     public func subscriptions() throws -> [(subscription: WebhookSubscription, cursor: Int64)] {
         try read { connection in
             try connection.withStatement(

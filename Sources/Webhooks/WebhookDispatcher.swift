@@ -126,7 +126,8 @@ public final class WebhookDispatcher: Sendable {
         guard let stored = try repository.subscriptions().first(where: { $0.subscription.id == id }) else { return nil }
         var subscription = stored.subscription
         subscription.secret = secret
-        try repository.saveSubscription(subscription, cursor: stored.cursor)
+        // An update, never an insert: deleted meanwhile, it stays deleted.
+        guard try repository.updateSubscription(subscription) else { return nil }
         state.withLock { state in
             guard let endpoint = state.endpoints[id] else { return }
             endpoint.target = WebhookTarget(

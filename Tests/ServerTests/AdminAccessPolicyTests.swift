@@ -63,7 +63,8 @@ import Testing
             let decision = policy.decide(Self.request("GET", "/api/v1/devices", headers: headers))
             #expect(Self.status(decision) == expected, "\(header ?? "none")")
             if case .answer(let response) = decision {
-                #expect(response.headers["www-authenticate"]?.contains("Bearer") == true)
+                let challenges = response.headers.values(for: "www-authenticate")
+                #expect(challenges.count == 2 && challenges[0].hasPrefix("Basic ") && challenges[1].hasPrefix("Bearer "))
             }
         }
     }

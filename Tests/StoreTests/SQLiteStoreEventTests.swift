@@ -80,6 +80,17 @@ import Testing
         try store.saveSubscription(renamed, cursor: 99)
         #expect(try store.subscriptions().map(\.cursor) == [7])
         #expect(try store.subscriptions().first?.subscription == renamed)
+        // An update changes the record and keeps the cursor; one for a deleted subscription creates nothing.
+        var rotated = renamed
+        rotated.secret = "whsec_y"
+        #expect(try store.updateSubscription(rotated))
+        #expect(try store.subscriptions().first?.subscription.secret == "whsec_y")
+        #expect(try store.subscriptions().map(\.cursor) == [7])
+        var ghost = rotated
+        ghost.id = "wh_gone"
+        #expect(try !store.updateSubscription(ghost))
+        #expect(try store.subscriptions().count == 1)
+        try store.saveSubscription(renamed, cursor: 7)
 
         let created = try store.enqueueDeliveries([
             NewWebhookDelivery(subscriptionID: "wh_1", eventID: 8, messageID: "evt_8", eventType: "push.accepted", payload: [0x7B, 0x7D], nextAttemptAt: 100),

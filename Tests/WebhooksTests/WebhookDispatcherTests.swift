@@ -20,6 +20,14 @@ private final class MemoryOutbox: WebhookRepository {
         state.withLock { $0.subscriptions[subscription.id] = (subscription, $0.subscriptions[subscription.id]?.1 ?? cursor) }
     }
 
+    func updateSubscription(_ subscription: WebhookSubscription) throws -> Bool {
+        state.withLock { state in
+            guard let cursor = state.subscriptions[subscription.id]?.1 else { return false }
+            state.subscriptions[subscription.id] = (subscription, cursor)
+            return true
+        }
+    }
+
     func subscriptions() throws -> [(subscription: WebhookSubscription, cursor: Int64)] {
         state.withLock { $0.subscriptions.values.map { ($0.0, $0.1) } }
     }

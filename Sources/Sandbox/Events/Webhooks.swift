@@ -137,6 +137,9 @@ public protocol WebhookRepository: Sendable {
     /// Inserts or replaces a subscription. A new one starts its cursor at `cursor` (events after it are
     /// delivered); an existing one keeps its cursor.
     func saveSubscription(_ subscription: WebhookSubscription, cursor: Int64) throws
+    /// Replaces an existing subscription's record (its cursor kept); false when there is none, which it
+    /// never creates (a rotation racing a deletion must not bring the subscription back).
+    func updateSubscription(_ subscription: WebhookSubscription) throws -> Bool
     /// Every subscription with its cursor (the last event id fanned out to it).
     func subscriptions() throws -> [(subscription: WebhookSubscription, cursor: Int64)]
     /// Removes a subscription and its deliveries.

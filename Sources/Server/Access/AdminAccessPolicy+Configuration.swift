@@ -58,14 +58,25 @@ extension AdminAccessPolicy {
             return (try readToken(path, key: path), path)
         }
         let token = Hex.encode(SecureRandom.bytes(32))
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        // Written whole under a temporary name, synced, then linked into place: a crash part-way leaves no
+        // empty or partial token file behind (which every later start would refuse).
+        let temporary = path + ".new-\(getpid())"
+        unlink(temporary)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw ConfigurationError("cannot create the admin token file \(path): \(String(cString: strerror(errno)))")
         }
-        defer { close(fd) }
+        defer { unlink(temporary) }
         let bytes = Array((token + "\n").utf8)
-        guard write(fd, bytes, bytes.count) == bytes.count else {
+        let written = write(fd, bytes, bytes.count)
+        let synced = fsync(fd)
+        close(fd)
+        guard written == bytes.count, synced == 0 else {
             throw ConfigurationError("cannot write the admin token file \(path): \(String(cString: strerror(errno)))")
+        }
+        guard link(temporary, path) == 0 else {
+            if errno == EEXIST { return (try readToken(path, key: path), path) }
+            throw ConfigurationError("cannot create the admin token file \(path): \(String(cString: strerror(errno)))")
         }
         return (token, "\(path) (generated now; read it from there)")
     }

@@ -161,7 +161,10 @@ struct AdminAccessPolicy: Sendable {
         var response = HTTPResponse.jsonError(
             status: 401, code: "unauthorized",
             message: "The admin API needs the admin token: Authorization: Bearer <token> (docs/security.md)")
-        response.headers.set("www-authenticate", #"Bearer realm="apns-sandbox", Basic realm="apns-sandbox", charset="UTF-8""#)
+        // One challenge per field, Basic first: browsers read one challenge per field and then ask for a
+        // user name and password themselves.
+        response.headers.append("www-authenticate", #"Basic realm="apns-sandbox", charset="UTF-8""#)
+        response.headers.append("www-authenticate", #"Bearer realm="apns-sandbox""#)
         return response
     }
 }

@@ -1,5 +1,7 @@
 // APNs Sandbox — hostile peers against the admin side: no credentials, other sites, new programs, secrets.
+import APNsProtocol
 import Foundation
+import Server
 import Testing
 import Webhooks
 
@@ -60,12 +62,14 @@ import Webhooks
 
             let read = try await Self.http("GET", base + "/api/v1/devices")
             #expect(read.status == 401)
-            #expect(read.header("www-authenticate")?.contains("Bearer") == true)
+            #expect(read.headers.filter { $0.name == "www-authenticate" }.map(\.value).contains { $0.hasPrefix("Bearer") })
+            #expect(read.header("www-authenticate")?.hasPrefix("Basic ") == true)
             #expect(!read.bodyText.contains("deadbeef") && !read.bodyText.contains("devices\":["))
             let exec = #"{"serviceExtension":{"kind":"exec","path":"/bin/sh","arguments":["-c","echo ran >> \#(proof)"]}}"#
             let change = try await Self.http("PATCH", base + "/api/v1/apps/com.example.app", body: exec)
             #expect(change.status == 401)
-            let wrong = try await Self.http("GET", base + "/api/v1/devices", headers: ["authorization: Bearer \(token.dropLast())0"])
+            let wrongToken = token.dropLast() + (token.hasSuffix("0") ? "1" : "0")
+            let wrong = try await Self.http("GET", base + "/api/v1/devices", headers: ["authorization: Bearer \(wrongToken)"])
             #expect(wrong.status == 401)
             let minted = try await Self.http("POST", base + "/api/v1/apps/com.example.app/client-certificates", body: "{}")
             #expect(minted.status == 401 && !minted.bodyText.contains("PRIVATE KEY"))
@@ -160,6 +164,24 @@ import Webhooks
             #expect((record["displayed"] as? [String: Any])?["title"] as? String == "T")
         }
         #expect(Self.runs(proof) == 0)
+    }
+
+    /// The configuration file's own exec extensions run, also one named by a bare name on its own `PATH`.
+    @Test func configuredExtensionWithItsOwnPathRuns() async throws {
+        let scratch = try makeTemporaryDirectory("hostile")
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let proof = scratch + "/proof"
+        let bin = scratch + "/bin"
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        let script = try Self.proofScript(in: scratch, proof: proof)
+        try FileManager.default.moveItem(atPath: script, toPath: bin + "/my-extension")
+        let extensionJSON = try JSON.parse(#"{"kind":"exec","path":"my-extension","environment":{"PATH":"\#(bin):/usr/bin:/bin"}}"#)
+        try await withServer(configure: {
+            $0.apps = [AppConfiguration(bundleID: testTopic, teamID: testTeamID, serviceExtension: extensionJSON)]
+        }) { server in
+            _ = try await Self.pushAndWait(server, device: deviceToken)
+            #expect(Self.runs(proof) == 1)
+        }
     }
 
     /// A web page of another site cannot change anything (form and text/plain bodies, foreign or null
