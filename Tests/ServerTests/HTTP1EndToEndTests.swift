@@ -255,4 +255,23 @@ struct HTTP1EndToEndTests {
             #expect(head.text.hasSuffix("\r\n\r\n"), "no body after the head: \(head.text)")
         }
     }
+
+    /// Blank lines between requests (accepted before a request line) are not activity: a client that only
+    /// sends them is closed at the idle timeout.
+    @Test func blankLinesDoNotKeepAnIdleConnectionOpen() async throws {
+        try await withServer(configure: { $0.limits.idleTimeoutSeconds = 1 }) { server in
+            let (closed, seconds) = try await offload { () -> (Bool, Double) in
+                let socket = try RawSocket(port: server.httpPort)
+                let start = monotonicSeconds()
+                while monotonicSeconds() - start < 6 {
+                    try? socket.send("\r\n")
+                    let read = socket.read(timeout: 0.3)
+                    if read.closed { return (true, monotonicSeconds() - start) }
+                }
+                return (false, monotonicSeconds() - start)
+            }
+            #expect(closed, "the connection stayed open for \(seconds) s")
+            #expect(seconds < 3, "\(seconds) s")
+        }
+    }
 }

@@ -12,9 +12,11 @@ import Transport
 /// short linger so the client reads it). Requests still queued when the connection closes are
 /// cancelled (``HTTPRequest/cancellation``).
 ///
-/// Blocking handlers (store work) run on worker threads, a few at once for safe methods; pipelined
-/// requests are never run beside one with an unsafe method (RFC 9112 §9.3.2): a POST, PATCH or DELETE
-/// runs alone and requests after it start when it is done, as if they were handled one by one.
+/// Blocking handlers (store work) run on worker threads, a few at once for safe methods; a blocking
+/// handler is never run beside one for an unsafe method (RFC 9112 §9.3.2): a pipelined POST, PATCH or
+/// DELETE of the API runs alone and the blocking requests after it start when it is done, as if they were
+/// handled one by one. Deferred handlers (a push awaiting its commit, a long-poll) are not held back by
+/// this: pipelined pushes are committed in order by the store anyway, and their answers go out in order.
 ///
 /// An absolute-form target (`POST http://host/3/device/…`, RFC 9112 §3.2.2) is served like its
 /// origin form, with the authority taken from the target instead of `Host`.
@@ -53,6 +55,9 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
     private var queue: [Exchange] = []
     private var output: [UInt8] = []
     private var midRequestSince: UInt64?
+    /// When a request last started or a response last went out: idle time counts from here, not from the
+    /// last bytes read (blank lines between requests, accepted before a request line, are not activity).
+    private var lastRequestActivity = MonotonicClock.nanoseconds()
     private var isClosing = false
     /// No request is started while the output waits for the client (above the budget).
     private var isOutputHeld = false
@@ -125,7 +130,10 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
 
     private func trackMidRequest() {
         if parser.isMidRequest {
-            if midRequestSince == nil { midRequestSince = MonotonicClock.nanoseconds() }
+            if midRequestSince == nil {
+                midRequestSince = MonotonicClock.nanoseconds()
+                lastRequestActivity = midRequestSince ?? lastRequestActivity
+            }
         } else {
             midRequestSince = nil
         }
@@ -172,6 +180,7 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
         let request = makeRequest(head: head, body: body)
         let keepAlive = head.keepAlive && !isGracefulShutdown
         let exchange = Exchange(request: request, keepAlive: keepAlive, startedAt: MonotonicClock.nanoseconds())
+        lastRequestActivity = exchange.startedAt
         queue.append(exchange)
         if !keepAlive { isClosing = true }
         switch pipeline.handle(request) {
@@ -294,6 +303,7 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
         }
         writer.close()
         queue.removeFirst()
+        lastRequestActivity = MonotonicClock.nanoseconds()
         if !exchange.isChunked || !exchange.keepAlive {
             queue.removeAll()
             queuedResponseBytes = 0
@@ -319,6 +329,7 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
                 return
             }
             queue.removeFirst()
+        lastRequestActivity = MonotonicClock.nanoseconds()
             queuedResponseBytes -= response.body.count
             HTTP1ResponseWriter.write(
                 response, version: first.request.version, keepAlive: first.keepAlive,
@@ -389,7 +400,7 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
             fail(status: 408, message: "Request not completed within \(options.requestTimeout / 1_000_000_000) s")
             return
         }
-        if queue.isEmpty && midRequestSince == nil && now &- connection.lastReadAt > options.idleTimeout {
+        if queue.isEmpty && midRequestSince == nil && now &- lastRequestActivity > options.idleTimeout {
             connection.closeAfterFlush()
         }
     }
