@@ -211,9 +211,13 @@ final class EventStreamHub: Sendable {
         let piece = max(1, writer.maxBufferedBytes / 4)
         var pending: [UInt8] = []
         func flush() -> Bool {
+            // A reader that takes its time is looked at less and less often (5 ms up to 100 ms): a slow
+            // stream costs about ten wake-ups a second, not two hundred.
+            var pause: UInt32 = 5_000
             while writer.pendingByteCount + pending.count > writer.maxBufferedBytes {
                 if writer.isClosed { return false }
-                usleep(5_000)
+                usleep(pause)
+                pause = min(pause * 2, 100_000)
             }
             guard writer.write(pending) else { return false }
             pending.removeAll(keepingCapacity: true)
