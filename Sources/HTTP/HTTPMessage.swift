@@ -17,8 +17,8 @@ public struct ConnectionInfo: Sendable {
     /// The ALPN protocol the TLS handshake selected, if any.
     public var alpn: String?
     public var remoteAddress: String
-    /// The client's IP address without the port (IPv4-mapped IPv6 written as IPv4): what per-client
-    /// limits count by.
+    /// The client as per-client limits count it (``ClientAddress``): its IPv4 address (IPv4-mapped IPv6
+    /// written as IPv4) or its IPv6 /64 (`2001:db8:0:1::/64`).
     public var clientAddress: String
     /// The local port the connection was accepted on.
     public var localPort: Int
@@ -55,7 +55,7 @@ public struct ConnectionInfo: Sendable {
             id: connection.id, isTLS: connection.isTLS, alpn: connection.alpn,
             remoteAddress: connection.remoteAddress.description, localPort: connection.localPort,
             listenerName: connection.listenerName, peerCertificate: connection.peerCertificate,
-            loopIndex: connection.loop.index, clientAddress: connection.remoteAddress.clientHost)
+            loopIndex: connection.loop.index, clientAddress: connection.remoteAddress.client.description)
     }
 }
 

@@ -30,5 +30,20 @@ import Transport
         #expect(!v6.client.isIPv4)
         #expect(v6.clientHost == "2001:db8::1")
         #expect(try SocketAddress(host: "2001:db8::1", port: 2).client == v6.client)
+        #expect(v4.client.description == "192.0.2.7")
+    }
+
+    /// An IPv6 client counts by its /64 (one host usually has a whole one); loopback by itself.
+    @Test func ipv6ClientsCountByTheirSlash64() throws {
+        let one = try SocketAddress(host: "2001:db8:0:1::1", port: 1)
+        let sameNetwork = try SocketAddress(host: "2001:db8:0:1:ffff:ffff:ffff:ffff", port: 1)
+        let otherNetwork = try SocketAddress(host: "2001:db8:0:2::1", port: 1)
+        #expect(one.client == sameNetwork.client)
+        #expect(one.client != otherNetwork.client)
+        #expect(one.client.description == "2001:db8:0:1::/64")
+        let loopback = try SocketAddress(host: "::1", port: 1)
+        #expect(loopback.client.description == "0:0:0:0:0:0:0:1")
+        let two = try SocketAddress(host: "::2", port: 1)
+        #expect(loopback.client != two.client)
     }
 }

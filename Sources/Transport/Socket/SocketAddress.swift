@@ -69,8 +69,10 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
         family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
-    /// The IP address without the port, as a key for per-client limits: an IPv4-mapped IPv6 address
-    /// (`::ffff:192.0.2.1`, what a dual-stack listener sees for IPv4 clients) is its IPv4 address.
+    /// The client as per-client limits count it: an IPv4 address (an IPv4-mapped IPv6 address,
+    /// `::ffff:192.0.2.1`, what a dual-stack listener sees for IPv4 clients, is its IPv4 address), or an
+    /// IPv6 /64 — one host usually has a whole /64 and could otherwise take a new address per connection.
+    /// Loopback (`::1`) is itself.
     public var client: ClientAddress {
         switch storage {
         case .v4(let a):
@@ -79,7 +81,9 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
             let bytes = withUnsafeBytes(of: &a.sin6_addr) { Array($0) }
             let high = bytes[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             let low = bytes[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            return ClientAddress(high: high, low: low)
+            let address = ClientAddress(high: high, low: low)
+            guard !address.isIPv4, high != 0 else { return address }
+            return ClientAddress(high: high, low: 0)
         }
     }
 
@@ -116,4 +120,17 @@ public struct ClientAddress: Hashable, Sendable {
 
     /// Whether this is an IPv4 address (or IPv4-mapped IPv6).
     public var isIPv4: Bool { high == 0 && low >> 32 == 0xFFFF }
+}
+
+extension ClientAddress: CustomStringConvertible {
+    /// `192.0.2.1`, `2001:db8:0:1::/64`, or a whole IPv6 address for `::…` (loopback and the like).
+    public var description: String {
+        if isIPv4 {
+            let v4 = UInt32(truncatingIfNeeded: low)
+            return "\(v4 >> 24).\(v4 >> 16 & 0xFF).\(v4 >> 8 & 0xFF).\(v4 & 0xFF)"
+        }
+        let groups = (0..<4).map { String((high >> (48 - 16 * UInt64($0))) & 0xFFFF, radix: 16) }
+            + (0..<4).map { String((low >> (48 - 16 * UInt64($0))) & 0xFFFF, radix: 16) }
+        return high != 0 && low == 0 ? groups[0..<4].joined(separator: ":") + "::/64" : groups.joined(separator: ":")
+    }
 }
