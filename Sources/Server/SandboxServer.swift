@@ -159,6 +159,7 @@ public final class SandboxServer: Sendable {
             webhooks: webhookSettings, attachmentsDirectory: dataDirectory + "/attachments", logger: logger)
         pushes = RecentPushes(capacity: settings.recentPushCapacity)
         let keys = try ProviderKeyStore(teams: configuration.teams, baseDirectory: configuration.baseDirectory)
+        Self.warnAboutPublicKeys(configuration, logger: logger)
         var listenerEnvironments: [String: APNsEnvironment] = [:]
         for listener in configuration.listeners {
             if let name = listener.environment, let environment = APNsEnvironment(rawValue: name) {
@@ -212,6 +213,24 @@ public final class SandboxServer: Sendable {
             logger: logger.with("component", "transport"))
         state.addReadinessCheck(Self.readinessReason(of: store, role: "store"))
         state.addReadinessCheck(Self.readinessReason(of: outbox, role: "webhook outbox"))
+    }
+
+    /// Key IDs whose private key is published (the repository's demo key): whoever reaches the provider
+    /// endpoint can sign with them.
+    static let publishedKeyIDs: Set<String> = ["DEMOKEY123"]
+
+    /// Warns when a key whose private half is public is configured on a server other machines can reach:
+    /// anyone there can push (and so auto-register devices, fill the store, feed webhooks).
+    static func warnAboutPublicKeys(_ configuration: SandboxConfiguration, logger: Logger) {
+        let exposed = configuration.listeners.filter { !HostName.isLoopbackOnly($0.host) }.map(\.name)
+        guard !exposed.isEmpty else { return }
+        for team in configuration.teams {
+            for key in team.keys where publishedKeyIDs.contains(key.keyID) {
+                logger.warning(
+                    "a demo key whose private key is public is configured on listeners other machines can reach: anyone there can push; configure a key of your own (teams[].keys) and remove it",
+                    [("key", key.keyID), ("team", team.teamID), ("listeners", exposed.joined(separator: ","))])
+            }
+        }
     }
 
     /// The programs exec extensions may run: `extensions.allowedExecutables` (relative to the

@@ -36,7 +36,7 @@ public struct HTTPServerOptions: Sendable {
     public var maxOutputBytesPerConnection = 4 << 20
     /// HTTP/2: request-body bytes one connection may have buffered and not yet handed to a handler;
     /// the connection's flow-control window. At least `maxBodyBytes`.
-    public var maxRequestBodyBytesPerConnection = 16 << 20
+    public var maxRequestBodyBytesPerConnection = 4 << 20
     /// HTTP/2: a stream whose response has not moved for this long (the peer gives it no window) is
     /// reset (nanoseconds). Connections whose socket takes nothing for this long are closed by the
     /// transport (`ConnectionLimits.writeStallTimeout`).

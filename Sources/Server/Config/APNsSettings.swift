@@ -32,7 +32,9 @@ public struct APNsSettings: Codable, Sendable, Equatable, StrictlyKeyed {
     public init() {}
 
     enum Keys: String, CodingKey, CaseIterable {
-        case defaultEnvironment, unknownDeviceTokens, autoRegisterApps, tokenMaxAgeSeconds, tokenClockSkewSeconds, tokenUpdateMinimumIntervalSeconds, streamsBeforeAuthentication, environmentKeyReason, maxPushesPerSecondPerDevice, recentPushCapacity
+        case defaultEnvironment, unknownDeviceTokens, autoRegisterApps, tokenMaxAgeSeconds, tokenClockSkewSeconds
+        case tokenUpdateMinimumIntervalSeconds, streamsBeforeAuthentication, environmentKeyReason
+        case maxPushesPerSecondPerDevice, recentPushCapacity
     }
 
     public init(from decoder: any Decoder) throws {

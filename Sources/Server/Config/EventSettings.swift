@@ -91,7 +91,8 @@ public struct WebhookConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
     }
 
     enum Keys: String, CodingKey, CaseIterable {
-        case retryScheduleMilliseconds, jitter, timeoutMilliseconds, maxConcurrentPerEndpoint, breakerFailureThreshold, breakerCooldownMilliseconds, deliveryRetentionDays, subscriptions
+        case retryScheduleMilliseconds, jitter, timeoutMilliseconds, maxConcurrentPerEndpoint
+        case breakerFailureThreshold, breakerCooldownMilliseconds, deliveryRetentionDays, subscriptions
     }
 
     public init(from decoder: any Decoder) throws {

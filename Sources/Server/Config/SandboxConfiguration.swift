@@ -97,7 +97,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
         /// Response bytes a connection may hold for a peer that does not read them.
         public var maxOutputBytesPerConnection = 4_194_304
         /// HTTP/2: request-body bytes buffered per connection (its flow-control window).
-        public var maxRequestBodyBytesPerConnection = 16_777_216
+        public var maxRequestBodyBytesPerConnection = 4_194_304
         /// A response (HTTP/2 stream) or socket that takes nothing for this long is reset or closed.
         public var sendTimeoutSeconds = 30.0
         /// HTTP/2 rapid reset: RST_STREAMs a peer may send in a burst, and per second after it.
@@ -118,7 +118,12 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
         public init() {}
 
         enum Keys: String, CodingKey, CaseIterable {
-            case maxConnections, maxConnectionsPerClient, maxConcurrentStreams, maxHeaderListSize, maxRequestLineBytes, maxHeaderCount, maxHeaderBytes, maxBodyBytes, idleTimeoutSeconds, requestTimeoutSeconds, shutdownGraceSeconds, maxOutputBytesPerConnection, maxRequestBodyBytesPerConnection, sendTimeoutSeconds, streamResetBurst, streamResetsPerSecond, discardedDataBurstBytes, discardedDataBytesPerSecond, maxEventStreams, maxEventStreamsPerClient, eventStreamBufferBytes, maxAPIRequestsPerConnection
+            case maxConnections, maxConnectionsPerClient, maxConcurrentStreams, maxHeaderListSize
+            case maxRequestLineBytes, maxHeaderCount, maxHeaderBytes, maxBodyBytes, idleTimeoutSeconds
+            case requestTimeoutSeconds, shutdownGraceSeconds, maxOutputBytesPerConnection
+            case maxRequestBodyBytesPerConnection, sendTimeoutSeconds, streamResetBurst, streamResetsPerSecond
+            case discardedDataBurstBytes, discardedDataBytesPerSecond, maxEventStreams, maxEventStreamsPerClient
+            case eventStreamBufferBytes, maxAPIRequestsPerConnection
         }
 
         public init(from decoder: any Decoder) throws {

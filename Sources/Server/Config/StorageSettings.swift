@@ -27,7 +27,8 @@ public struct StorageSettings: Codable, Sendable, Equatable, StrictlyKeyed {
     public init() {}
 
     enum Keys: String, CodingKey, CaseIterable {
-        case file, synchronous, maxRecords, maxAgeDays, integrityCheck, integrityCheckSeconds, onCorruption, maxSizeMB
+        case file, synchronous, maxRecords, maxAgeDays, integrityCheck, integrityCheckSeconds, onCorruption
+        case maxSizeMB
     }
 
     public init(from decoder: any Decoder) throws {
