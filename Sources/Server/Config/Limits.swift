@@ -1,0 +1,128 @@
+// APNs Sandbox — the configuration's `limits`: a bound for everything a peer can make the server hold.
+import Foundation
+
+extension SandboxConfiguration {
+    /// Bounds on connections and requests: everything a peer can make the server hold has one here
+    /// (see config/README.md, `limits`).
+    public struct Limits: Codable, Sendable, Equatable, StrictlyKeyed {
+        public var maxConnections = 10_000
+        /// Open connections from one IP address.
+        public var maxConnectionsPerClient = 1000
+        public var maxConcurrentStreams = 1000
+        public var maxHeaderListSize = 8000
+        public var maxRequestLineBytes = 8192
+        public var maxHeaderCount = 100
+        public var maxHeaderBytes = 16_384
+        public var maxBodyBytes = 1_048_576
+        public var idleTimeoutSeconds = 300.0
+        public var requestTimeoutSeconds = 10.0
+        public var shutdownGraceSeconds = 10.0
+        /// Response bytes a connection may hold for a peer that does not read them.
+        public var maxOutputBytesPerConnection = 4_194_304
+        /// HTTP/2: request-body bytes buffered per connection (its flow-control window).
+        public var maxRequestBodyBytesPerConnection = 4_194_304
+        /// A response (HTTP/2 stream) or socket that takes nothing for this long is reset or closed.
+        public var sendTimeoutSeconds = 30.0
+        /// HTTP/2 rapid reset: RST_STREAMs a peer may send in a burst, and per second after it.
+        public var streamResetBurst = 200
+        public var streamResetsPerSecond = 33.0
+        /// HTTP/2: DATA bytes for streams the server has closed, in a burst and per second after it.
+        public var discardedDataBurstBytes = 33_554_432
+        public var discardedDataBytesPerSecond = 4_194_304.0
+        /// Server-Sent Events streams open at once, overall and from one IP address.
+        public var maxEventStreams = 1000
+        public var maxEventStreamsPerClient = 100
+        /// Bytes one event stream may have waiting for a slow client before it is ended.
+        public var eventStreamBufferBytes = 262_144
+        /// REST API requests (which read or write the store, off the event loops) one connection may
+        /// have running at once.
+        public var maxAPIRequestsPerConnection = 4
+
+        public init() {}
+
+        enum Keys: String, CodingKey, CaseIterable {
+            case maxConnections, maxConnectionsPerClient, maxConcurrentStreams, maxHeaderListSize
+            case maxRequestLineBytes, maxHeaderCount, maxHeaderBytes, maxBodyBytes, idleTimeoutSeconds
+            case requestTimeoutSeconds, shutdownGraceSeconds, maxOutputBytesPerConnection
+            case maxRequestBodyBytesPerConnection, sendTimeoutSeconds, streamResetBurst, streamResetsPerSecond
+            case discardedDataBurstBytes, discardedDataBytesPerSecond, maxEventStreams, maxEventStreamsPerClient
+            case eventStreamBufferBytes, maxAPIRequestsPerConnection
+        }
+
+        public init(from decoder: any Decoder) throws {
+            try Self.rejectUnknownKeys(in: decoder)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            let d = Limits()
+            maxConnections = try c.decodeIfPresent(Int.self, forKey: .maxConnections) ?? d.maxConnections
+            maxConcurrentStreams = try c.decodeIfPresent(Int.self, forKey: .maxConcurrentStreams) ?? d.maxConcurrentStreams
+            maxHeaderListSize = try c.decodeIfPresent(Int.self, forKey: .maxHeaderListSize) ?? d.maxHeaderListSize
+            maxRequestLineBytes = try c.decodeIfPresent(Int.self, forKey: .maxRequestLineBytes) ?? d.maxRequestLineBytes
+            maxHeaderCount = try c.decodeIfPresent(Int.self, forKey: .maxHeaderCount) ?? d.maxHeaderCount
+            maxHeaderBytes = try c.decodeIfPresent(Int.self, forKey: .maxHeaderBytes) ?? d.maxHeaderBytes
+            maxBodyBytes = try c.decodeIfPresent(Int.self, forKey: .maxBodyBytes) ?? d.maxBodyBytes
+            idleTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .idleTimeoutSeconds) ?? d.idleTimeoutSeconds
+            requestTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .requestTimeoutSeconds) ?? d.requestTimeoutSeconds
+            shutdownGraceSeconds = try c.decodeIfPresent(Double.self, forKey: .shutdownGraceSeconds) ?? d.shutdownGraceSeconds
+            maxConnectionsPerClient = try c.decodeIfPresent(Int.self, forKey: .maxConnectionsPerClient) ?? d.maxConnectionsPerClient
+            maxOutputBytesPerConnection = try c.decodeIfPresent(Int.self, forKey: .maxOutputBytesPerConnection) ?? d.maxOutputBytesPerConnection
+            maxRequestBodyBytesPerConnection = try c.decodeIfPresent(Int.self, forKey: .maxRequestBodyBytesPerConnection)
+                ?? d.maxRequestBodyBytesPerConnection
+            sendTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .sendTimeoutSeconds) ?? d.sendTimeoutSeconds
+            streamResetBurst = try c.decodeIfPresent(Int.self, forKey: .streamResetBurst) ?? d.streamResetBurst
+            streamResetsPerSecond = try c.decodeIfPresent(Double.self, forKey: .streamResetsPerSecond) ?? d.streamResetsPerSecond
+            discardedDataBurstBytes = try c.decodeIfPresent(Int.self, forKey: .discardedDataBurstBytes) ?? d.discardedDataBurstBytes
+            discardedDataBytesPerSecond = try c.decodeIfPresent(Double.self, forKey: .discardedDataBytesPerSecond)
+                ?? d.discardedDataBytesPerSecond
+            maxEventStreams = try c.decodeIfPresent(Int.self, forKey: .maxEventStreams) ?? d.maxEventStreams
+            maxEventStreamsPerClient = try c.decodeIfPresent(Int.self, forKey: .maxEventStreamsPerClient) ?? d.maxEventStreamsPerClient
+            eventStreamBufferBytes = try c.decodeIfPresent(Int.self, forKey: .eventStreamBufferBytes) ?? d.eventStreamBufferBytes
+            maxAPIRequestsPerConnection = try c.decodeIfPresent(Int.self, forKey: .maxAPIRequestsPerConnection)
+                ?? d.maxAPIRequestsPerConnection
+        }
+
+        /// The first invalid value, as a message naming its key (`limits.<key>`); nil when all are valid.
+        public func problem() -> String? {
+            let positiveIntegers: [(String, Int)] = [
+                ("maxConnections", maxConnections), ("maxConnectionsPerClient", maxConnectionsPerClient),
+                ("maxConcurrentStreams", maxConcurrentStreams), ("maxHeaderListSize", maxHeaderListSize),
+                ("maxRequestLineBytes", maxRequestLineBytes), ("maxHeaderCount", maxHeaderCount),
+                ("maxHeaderBytes", maxHeaderBytes), ("maxBodyBytes", maxBodyBytes),
+                ("maxOutputBytesPerConnection", maxOutputBytesPerConnection),
+                ("maxRequestBodyBytesPerConnection", maxRequestBodyBytesPerConnection),
+                ("streamResetBurst", streamResetBurst), ("discardedDataBurstBytes", discardedDataBurstBytes),
+                ("maxEventStreams", maxEventStreams), ("maxEventStreamsPerClient", maxEventStreamsPerClient),
+                ("eventStreamBufferBytes", eventStreamBufferBytes),
+                ("maxAPIRequestsPerConnection", maxAPIRequestsPerConnection),
+            ]
+            for (key, value) in positiveIntegers where value <= 0 {
+                return "limits.\(key) must be a positive integer (got \(value))"
+            }
+            let positiveNumbers: [(String, Double)] = [
+                ("idleTimeoutSeconds", idleTimeoutSeconds), ("requestTimeoutSeconds", requestTimeoutSeconds),
+                ("sendTimeoutSeconds", sendTimeoutSeconds), ("streamResetsPerSecond", streamResetsPerSecond),
+                ("discardedDataBytesPerSecond", discardedDataBytesPerSecond),
+            ]
+            for (key, value) in positiveNumbers where !(value > 0 && value.isFinite) {
+                return "limits.\(key) must be a positive number (got \(value))"
+            }
+            if !(shutdownGraceSeconds >= 0 && shutdownGraceSeconds.isFinite) {
+                return "limits.shutdownGraceSeconds must not be negative (got \(shutdownGraceSeconds))"
+            }
+            if eventStreamBufferBytes < 65_536 {
+                return "limits.eventStreamBufferBytes must be at least 65536, room for the largest event (got \(eventStreamBufferBytes))"
+            }
+            if maxConcurrentStreams > Int(UInt32.max) {
+                return "limits.maxConcurrentStreams must be at most \(UInt32.max) (got \(maxConcurrentStreams))"
+            }
+            if maxRequestBodyBytesPerConnection > Int(Int32.max) {
+                return "limits.maxRequestBodyBytesPerConnection must be at most \(Int32.max), HTTP/2's largest window "
+                    + "(got \(maxRequestBodyBytesPerConnection))"
+            }
+            if maxRequestBodyBytesPerConnection < maxBodyBytes {
+                return "limits.maxRequestBodyBytesPerConnection (\(maxRequestBodyBytesPerConnection)) must be at least "
+                    + "limits.maxBodyBytes (\(maxBodyBytes)): a largest body must fit the connection's window"
+            }
+            return nil
+        }
+    }
+}
