@@ -254,9 +254,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         if connectionGuard.isIdle(now: now, openRequests: streams.count) && !isGoingAway {
             isGoingAway = true
             hasSentFinalGoAway = true
-            nghttp2_submit_goaway(
-                session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
-                NGHTTP2_NO_ERROR.rawValue, nil, 0)
+            submitGoAway(session, errorCode: NGHTTP2_NO_ERROR.rawValue, reason: .idleTimeout)
         }
         if resets > 0 || isGoingAway { send() }
     }
@@ -264,22 +262,37 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     /// Two-step GOAWAY (RFC 9113 §6.8): a shutdown notice first (last stream id 2^31-1, so
     /// requests already in flight are still accepted), then after a short pause the final GOAWAY
     /// naming the last stream processed. Clients see no refused streams they had already sent.
+    ///
+    /// Both carry `{"reason":"Shutdown"}`: clients built on Python's `h2` (aioapns, httpx) stop at the
+    /// first GOAWAY and only ever see the notice; Go's transport reports the last one's debug data; Pushy
+    /// logs each. The notice is written here (``HTTP2GoAwayFrame``), since nghttp2's takes no debug data.
     func connectionBeginGracefulShutdown(_ connection: Connection) {
-        guard let session, !isGoingAway else { return }
+        guard session != nil, !isGoingAway else { return }
         isGoingAway = true
         for stream in streams.values { stream.bodyWriter?.finish() }
-        nghttp2_submit_shutdown_notice(session)
-        send()
+        send()  // what nghttp2 has queued goes first: the notice lands between two whole frames
+        guard !connection.isClosed else { return }
+        connection.write(HTTP2GoAwayFrame.encode(
+            lastStreamID: Int32.max, errorCode: NGHTTP2_NO_ERROR.rawValue, debugData: GoAwayReason.shutdown.debugData))
+        connection.flush()
         let bound = LoopBound(selfSlot ?? HandlerSlot(self), loop: connection.loop)
         connection.loop.schedule(afterNanoseconds: Self.shutdownNoticeGrace) {
             bound.value.handler?.reentering { handler in
-                guard let session = handler.session else { return }
-                nghttp2_submit_goaway(
-                    session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
-                    NGHTTP2_NO_ERROR.rawValue, nil, 0)
+                guard let session = handler.session, !handler.isTerminated else { return }
+                handler.submitGoAway(session, errorCode: NGHTTP2_NO_ERROR.rawValue, reason: .shutdown)
                 handler.hasSentFinalGoAway = true
                 handler.send()
             }
+        }
+    }
+
+    /// Queues GOAWAY naming the last stream processed, with `reason` as its debug data (nghttp2 copies it).
+    private func submitGoAway(_ session: OpaquePointer, errorCode: UInt32, reason: GoAwayReason) {
+        let debugData = reason.debugData
+        debugData.withUnsafeBufferPointer { data in
+            _ = nghttp2_submit_goaway(
+                session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
+                errorCode, data.baseAddress, data.count)
         }
     }
 
@@ -317,17 +330,25 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         if wasWaiting { stream.cancellation?.cancel() }
     }
 
-    /// Sends GOAWAY ENHANCE_YOUR_CALM for `violation`: nothing more is read or started, every stream's
-    /// work is cancelled and its response dropped; the connection closes once the GOAWAY is out.
+    /// Sends GOAWAY ENHANCE_YOUR_CALM for `violation`, with its ``GoAwayReason`` as debug data: nothing more is
+    /// read, started or sent, every stream's work is cancelled and its response dropped; the connection
+    /// closes once the GOAWAY is out. May run inside nghttp2's callbacks: the frame is only queued here, and
+    /// ``send()`` starts the close.
     func terminate(_ violation: ConnectionGuard.Violation) {
         guard let session, !isTerminated else { return }
         isTerminated = true
         isGoingAway = true
         hasSentFinalGoAway = true
+        let reason = GoAwayReason(violation)
         pipeline.logger.info(
             "HTTP/2 connection ended: \(violation.rawValue)",
-            [("conn.id", "\(info.id)"), ("client", info.clientAddress)])
+            [("conn.id", "\(info.id)"), ("client", info.clientAddress), ("reason", reason.rawValue)])
+        // nghttp2 ignores the rest of the input from here; the GOAWAY it queues is never sent (send() writes
+        // nothing more once terminated): this one, written in its place, carries the reason.
+        let lastStreamID = nghttp2_session_get_last_proc_stream_id(session)
         nghttp2_session_terminate_session(session, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
+        connection.write(HTTP2GoAwayFrame.encode(
+            lastStreamID: lastStreamID, errorCode: NGHTTP2_ENHANCE_YOUR_CALM.rawValue, debugData: reason.debugData))
         _ = backlog.removeAll()
         _ = blockingJobs.removeAll()
         for stream in streams.values {
@@ -346,6 +367,11 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     func send() {
         // (`isConnectionClosed` first: after the close `connection` may be gone.)
         guard let session, !isConnectionClosed, !connection.isClosed else { return }
+        if isTerminated {
+            // Our GOAWAY is the last frame (see terminate(_:)).
+            connection.closeAfterFlush()
+            return
+        }
         guard writeFrames(session) else { return }
         if !(backlog.isEmpty && blockingJobs.isEmpty) && !isReceiving
             && connectionGuard.mayStartRequest(heldBytes: heldOutputBytes)

@@ -65,6 +65,7 @@ enum TestPaths {
 
     static var noALPNClient: String { packageRoot + "/tests/python/h2_no_alpn_client.py" }
     static var goawayProbe: String { packageRoot + "/tests/python/h2_goaway_probe.py" }
+    static var goawayReason: String { packageRoot + "/tests/python/h2_goaway_reason.py" }
 }
 
 /// A 64-hex-character device token (unknown devices are registered on their first push).
