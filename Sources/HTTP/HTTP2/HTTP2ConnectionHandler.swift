@@ -28,6 +28,13 @@ import Transport
 /// - Time: a request not complete within `requestTimeout` and a response that has not moved for
 ///   `sendTimeout` are reset; a connection without request activity (PINGs do not count) for
 ///   `idleTimeout` gets GOAWAY.
+/// - Streams over SETTINGS_MAX_CONCURRENT_STREAMS (APNs: one until a valid provider token) are refused by
+///   nghttp2 with RST_STREAM REFUSED_STREAM, each on its own (RFC 9113 §5.1.2; the request was not
+///   processed, and clients such as Pushy and Go's transport retry it); the connection stays up. The first
+///   refusal on a connection is explained at debug level, the count when it closes.
+///
+/// Every GOAWAY the server decides on carries Apple's debug data, `{"reason":"…"}` (``GoAwayReason``):
+/// `IdleTimeout`, `Shutdown` (notice and final GOAWAY), and the ENHANCE_YOUR_CALM reasons.
 ///
 /// Threading: confined to the connection's loop. nghttp2 callbacks are non-capturing
 /// trampolines that recover `self` from `user_data` (unretained: `self` owns the session).
@@ -114,6 +121,8 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     private(set) var selfSlot: HandlerSlot?
     private var hasSentFinalGoAway = false
     private var advertisedMaxConcurrentStreams: UInt32 = .max
+    /// Streams nghttp2 refused (REFUSED_STREAM) for going over SETTINGS_MAX_CONCURRENT_STREAMS.
+    private var refusedStreams = 0
     var nvStorage: [UInt8] = []
     var nvRanges: [NameValueRange] = []
     let info: ConnectionInfo
@@ -133,6 +142,8 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, onDataChunk)
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, onFrameReceived)
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onStreamClose)
+        // Called only for frames nghttp2 rejects (refused streams, protocol errors): never on the hot path.
+        nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks, onInvalidFrame)
         var option: OpaquePointer?
         nghttp2_option_new(&option)
         defer { nghttp2_option_del(option) }
@@ -208,7 +219,11 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         let consumed = nghttp2_session_mem_recv(session, bytes.bindMemory(to: UInt8.self).baseAddress, bytes.count)
         isReceiving = false
         if consumed < 0 {
-            // Protocol error: nghttp2 queued a GOAWAY; send it and close.
+            // Protocol error: nghttp2 queued a GOAWAY (with its own text as debug data); send it and close.
+            pipeline.logger.debug(
+                "HTTP/2 protocol error from the peer; GOAWAY sent",
+                [("conn.id", "\(info.id)"), ("client", info.clientAddress),
+                 ("error", String(cString: nghttp2_strerror(Int32(truncatingIfNeeded: consumed))))])
             send()
             connection.closeAfterFlush()
             return
@@ -302,6 +317,11 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
 
     func connectionDidClose(_ connection: Connection) {
         isConnectionClosed = true
+        if refusedStreams > 0 {
+            pipeline.logger.debug(
+                "HTTP/2 connection closed; streams it had refused with RST_STREAM REFUSED_STREAM",
+                [("conn.id", "\(info.id)"), ("client", info.clientAddress), ("refused", "\(refusedStreams)")])
+        }
         selfSlot?.handler = nil
         let open = Array(streams.values)
         streams.removeAll()
@@ -310,6 +330,34 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         heldResponseBytes = 0
         bufferedRequestBytes = 0
         for stream in open { end(stream) }
+    }
+
+    /// A frame nghttp2 rejected (`on_invalid_frame_recv`): a stream refused for going over
+    /// SETTINGS_MAX_CONCURRENT_STREAMS (nghttp2 sends RST_STREAM REFUSED_STREAM and drops the request), or a
+    /// protocol error (nghttp2 answers RST_STREAM or GOAWAY itself). Logged at debug level: the first refusal
+    /// of a connection with what limit was in force and why, the others only counted.
+    func invalidFrame(type: UInt8, streamID: Int32, libErrorCode: Int32) {
+        guard libErrorCode == NGHTTP2_ERR_REFUSED_STREAM.rawValue else {
+            pipeline.logger.debug(
+                "HTTP/2 frame rejected",
+                [("conn.id", "\(info.id)"), ("client", info.clientAddress), ("h2.frame_type", "\(type)"),
+                 ("h2.stream_id", "\(streamID)"), ("error", String(cString: nghttp2_strerror(libErrorCode)))])
+            return
+        }
+        refusedStreams += 1
+        guard refusedStreams == 1 else { return }
+        let limit = advertisedMaxConcurrentStreams
+        var metadata = [
+            ("conn.id", "\(info.id)"), ("client", info.clientAddress), ("h2.stream_id", "\(streamID)"),
+            ("h2.stream_limit", "\(limit)"),
+        ]
+        if limit < pipeline.options.maxConcurrentStreams, let why = pipeline.options.initialStreamLimitExplanation {
+            metadata.append(("why", why))
+        }
+        pipeline.logger.debug(
+            "HTTP/2 stream refused with RST_STREAM REFUSED_STREAM: the client opened more streams than "
+                + "SETTINGS_MAX_CONCURRENT_STREAMS allows (further refusals on this connection are counted)",
+            metadata)
     }
 
     /// Runs `body` for work that comes back to the connection from outside an I/O event (a handler

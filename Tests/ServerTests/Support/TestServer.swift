@@ -86,8 +86,10 @@ func makeTemporaryDirectory(_ prefix: String = "apns-sandbox-e2e") throws -> Str
 /// Starts a real `SandboxServer` (TLS and cleartext listeners on 127.0.0.1, port 0, two event
 /// loops, a fresh data directory), runs `body`, then shuts the server down and removes the data.
 ///
-/// `configure` may change anything (limits, timeouts) before the server is built.
+/// `configure` may change anything (limits, timeouts) before the server is built; `logLevel` is what
+/// `logSink` keeps (warnings and errors unless a test looks for debug lines).
 func withServer<T>(
+    logLevel: Logger.Level = .warning,
     configure: (inout SandboxConfiguration) -> Void = { _ in },
     _ body: (TestServer) async throws -> T
 ) async throws -> T {
@@ -115,7 +117,7 @@ func withServer<T>(
 
     let token = try CredentialTools.providerToken(configuration: configuration, keyID: testKeyID)
     let sink = LogSink.capturing()
-    let logger = Logger(label: "e2e", level: .warning, sink: sink)
+    let logger = Logger(label: "e2e", level: logLevel, sink: sink)
     let server: SandboxServer
     do {
         server = try SandboxServer(configuration: configuration, logger: logger)
