@@ -127,13 +127,15 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     var nvRanges: [NameValueRange] = []
     let info: ConnectionInfo
 
-    init(connection: Connection, pipeline: HTTPPipeline) {
+    /// - Parameter info: the connection's facts and session state when it was HTTP/1.1 before (an h2c upgrade
+    ///   keeps what handlers bound to it); nil for a connection that starts as HTTP/2.
+    init(connection: Connection, pipeline: HTTPPipeline, info inherited: ConnectionInfo? = nil) {
         self.connection = connection
         self.pipeline = pipeline
         let now = MonotonicClock.nanoseconds()
         self.now = now
         self.connectionGuard = ConnectionGuard(configuration: pipeline.options.guardConfiguration, now: now)
-        self.info = ConnectionInfo(connection: connection)
+        self.info = inherited ?? ConnectionInfo(connection: connection)
         var callbacks: OpaquePointer?
         nghttp2_session_callbacks_new(&callbacks)
         defer { nghttp2_session_callbacks_del(callbacks) }
