@@ -7,7 +7,7 @@ import Testing
 struct GoAwayReasonTests {
     /// Runs tests/python/h2_goaway_reason.py (the `h2` library, as aioapns and httpx use it) and decodes its report.
     private func goAwayAsReadByH2(_ probe: ChildProcess) async throws -> [String: Any] {
-        let output = await offload { probe.finish(timeout: 15) }
+        let output = await offload { probe.finish(timeout: 30) }
         #expect(output.status == 0, "\(output)")
         let line = output.stdoutText.split(separator: "\n").last.map(String.init) ?? ""
         return try #require(jsonObject(line), "\(output)")
@@ -17,7 +17,7 @@ struct GoAwayReasonTests {
     @Test func idleTimeoutGoAwaySaysIdleTimeout() async throws {
         try await withServer(configure: { $0.limits.idleTimeoutSeconds = 1 }) { server in
             let probe = try ChildProcess("python3", arguments: [
-                TestPaths.goawayReason, "--port", "\(server.httpPort)", "--requests", "1", "--timeout", "8",
+                TestPaths.goawayReason, "--port", "\(server.httpPort)", "--requests", "1", "--timeout", "20",
             ])
             let report = try await goAwayAsReadByH2(probe)
             #expect(report["answered"] as? Int == 1, "\(report)")
@@ -32,12 +32,14 @@ struct GoAwayReasonTests {
     @Test func shutdownNoticeSaysShutdown() async throws {
         try await withServer { server in
             let probe = try ChildProcess("python3", arguments: [
-                TestPaths.goawayReason, "--port", "\(server.httpPort)", "--requests", "2", "--timeout", "10",
+                TestPaths.goawayReason, "--port", "\(server.httpPort)", "--requests", "2", "--timeout", "25",
             ])
-            let deadline = monotonicSeconds() + 8
+            // (Python and h2 can take seconds to start while the whole suite runs.)
+            let deadline = monotonicSeconds() + 20
             while !probe.currentStderr.contains("ready"), monotonicSeconds() < deadline, probe.wait(timeout: 0) == nil {
                 try await Task.sleep(nanoseconds: 20_000_000)
             }
+            try #require(probe.currentStderr.contains("ready"), "the client's requests were answered: \(probe.currentStderr)")
             await server.shutdown()
             let report = try await goAwayAsReadByH2(probe)
             #expect(report["answered"] as? Int == 2, "\(report)")
