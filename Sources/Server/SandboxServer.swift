@@ -194,6 +194,10 @@ public final class SandboxServer: Sendable {
             options.initialMaxConcurrentStreams = { info in
                 info.peerCertificate?.isTrusted == true ? fullStreams : min(streamsBeforeAuthentication, fullStreams)
             }
+            options.initialStreamLimitExplanation =
+                "APNs allows \(streamsBeforeAuthentication) stream(s) until a push with a valid provider token "
+                + "(apns.streamsBeforeAuthentication); for load tools that open many streams before reading "
+                + "SETTINGS start with APNS_SANDBOX_STREAMS_BEFORE_AUTHENTICATION=0"
         }
         let access = try AdminAccessPolicy.make(configuration: configuration, logger: logger.with("component", "admin"))
         let pipeline = HTTPPipeline(

@@ -24,6 +24,8 @@ let commandUsages: [(name: String, text: String)] = [
                         --log-level LEVEL   trace|debug|info|notice|warning|error (env APNS_SANDBOX_LOG_LEVEL)
                         env APNS_SANDBOX_ADMIN_TOKEN, APNS_SANDBOX_ADMIN_AUTH (auto|required|off): the admin API's
                         token, needed when a listener is not loopback-only (docs/security.md)
+                        env APNS_SANDBOX_STREAMS_BEFORE_AUTHENTICATION=N: HTTP/2 streams before a valid provider
+                        token (APNs: 1); 0 for load tools (h2load -m100) that open many at once
         """),
     ("healthcheck", """
           healthcheck   exit 0 if the server answers GET /healthz with 200

@@ -23,6 +23,54 @@ import Testing
         #expect(global.status == 0 && global.stdoutText.contains("client-cert") && global.stdoutText.contains("serve"))
     }
 
+    /// The README's one-liner for load tools: with the shipped config/sandbox.json (APNs' one stream before a
+    /// valid provider token), `nghttp -m 3` opens three push streams before it reads SETTINGS and two are
+    /// refused (RST_STREAM REFUSED_STREAM, as APNs does); with `APNS_SANDBOX_STREAMS_BEFORE_AUTHENTICATION=0`
+    /// all three are answered 200.
+    @Test func loadToolOneLinerLiftsTheStreamLimitBeforeAuthentication() async throws {
+        let binary = try GracefulShutdownTests.executable()
+        let config = TestPaths.packageRoot + "/config/sandbox.json"
+        let directory = try makeTemporaryDirectory("one-liner")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let payload = directory + "/payload.json"
+        try #"{"aps":{"alert":"Hello"}}"#.write(toFile: payload, atomically: true, encoding: .utf8)
+        let token = try await run(binary, args: ["token", "--config", config])
+        let jwt = token.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(token.status == 0 && !jwt.isEmpty, "\(token)")
+        let device = String(repeating: "deadbeef", count: 8)
+
+        func nghttpAgainst(environment: [String: String]) async throws -> ProcessOutput {
+            var started: (ChildProcess, Int)?
+            var lastOutput = ""
+            for attempt in 0..<3 where started == nil {
+                let port = try RawSocket.freePort()
+                let tlsPort = try RawSocket.freePort()
+                let candidate = try ChildProcess(binary, arguments: [
+                    "serve", "--config", config, "--data-dir", "\(directory)/data-\(environment.count)-\(attempt)",
+                    "--http-port", "\(port)", "--tls-port", "\(tlsPort)", "--log-level", "warning",
+                ], environment: environment)
+                if try await GracefulShutdownTests.waitUntilHealthy(port: port, server: candidate) {
+                    started = (candidate, port)
+                } else {
+                    candidate.send(signal: SIGKILL)
+                    lastOutput = candidate.finish(timeout: 5).description
+                }
+            }
+            let (server, port) = try #require(started, "the server did not start: \(lastOutput)")
+            defer { server.send(signal: SIGKILL) }
+            return try await run("nghttp", args: [
+                "-n", "-m", "3", "-t", "10", "-d", payload, "-H", "authorization: bearer \(jwt)",
+                "-H", "apns-topic: com.example.app", "http://127.0.0.1:\(port)/3/device/\(device)",
+            ])
+        }
+
+        // (nghttp exits 0 either way; it reports requests that got no response on stderr.)
+        let apnsRule = try await nghttpAgainst(environment: [:])
+        #expect(apnsRule.stderrText.contains("total=3, processed=1"), "two of three streams are refused: \(apnsRule)")
+        let lifted = try await nghttpAgainst(environment: ["APNS_SANDBOX_STREAMS_BEFORE_AUTHENTICATION": "0"])
+        #expect(lifted.status == 0 && !lifted.stderrText.contains("not processed"), "every stream is answered: \(lifted)")
+    }
+
     /// `healthcheck` asks the configured cleartext listener: its port from the file (`--config` or
     /// `APNS_SANDBOX_CONFIG`, as the Docker image sets it), not only `APNS_SANDBOX_HTTP_PORT`.
     @Test func healthcheckFollowsTheConfiguredPort() async throws {

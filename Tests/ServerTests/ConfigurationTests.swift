@@ -78,6 +78,24 @@ import Testing
         }
     }
 
+    /// `APNS_SANDBOX_STREAMS_BEFORE_AUTHENTICATION` sets `apns.streamsBeforeAuthentication` (the load-tool
+    /// one-liner); anything but a whole number from 0 up is an error naming the variable.
+    @Test func streamsBeforeAuthenticationFromTheEnvironment() throws {
+        var configuration = SandboxConfiguration()
+        #expect(configuration.apns.streamsBeforeAuthentication == 1)
+        try configuration.applyEnvironment(["APNS_SANDBOX_STREAMS_BEFORE_AUTHENTICATION": "0"])
+        #expect(configuration.apns.streamsBeforeAuthentication == 0)
+        try configuration.applyEnvironment(["APNS_SANDBOX_STREAMS_BEFORE_AUTHENTICATION": "5"])
+        #expect(configuration.apns.streamsBeforeAuthentication == 5)
+        for bad in ["-1", "one", "1.5", " 0"] {
+            let error = #expect(throws: ConfigurationError.self) {
+                try configuration.applyEnvironment(["APNS_SANDBOX_STREAMS_BEFORE_AUTHENTICATION": bad])
+            }
+            #expect("\(error.map { "\($0)" } ?? "")".contains("APNS_SANDBOX_STREAMS_BEFORE_AUTHENTICATION"), "\(bad)")
+        }
+        #expect(configuration.apns.streamsBeforeAuthentication == 5)
+    }
+
     /// A type error names the offending key.
     @Test func reportsTheBadKey() throws {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).json")

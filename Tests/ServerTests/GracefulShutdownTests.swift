@@ -138,7 +138,8 @@ struct GracefulShutdownTests {
         #expect(after.status == 1, "healthcheck after shutdown: \(after)")
     }
 
-    /// In-process shutdown under h2c load: every stream up to GOAWAY's last-stream-id gets a 200, none above it, then close.
+    /// In-process shutdown under h2c load: every stream up to GOAWAY's last-stream-id gets a 200, none above it, then
+    /// close; the shutdown notice and the final GOAWAY both carry `{"reason":"Shutdown"}`.
     @Test func shutdownAnswersEveryStreamUpToGoawayLastStreamID() async throws {
         try await withServer(configure: { $0.limits.shutdownGraceSeconds = 5 }) { server in
             let probe = try ChildProcess("python3", arguments: [
@@ -165,6 +166,11 @@ struct GracefulShutdownTests {
             for (index, connection) in connections.enumerated() {
                 #expect(connection["goaway"] as? Bool == true, "connection \(index) got GOAWAY: \(connection)")
                 #expect(connection["errorCode"] as? Int == 0, "GOAWAY is NO_ERROR: \(connection)")
+                let goaways = connection["goaways"] as? [[String: Any]] ?? []
+                #expect(goaways.count == 2, "a shutdown notice, then the final GOAWAY: \(goaways)")
+                #expect(goaways.first?["lastStreamID"] as? Int == 0x7FFF_FFFF, "the notice first: \(goaways)")
+                #expect(goaways.allSatisfy { $0["debugData"] as? String == #"{"reason":"Shutdown"}"# },
+                        "both carry Apple's {\"reason\":\"Shutdown\"}: \(goaways)")
                 #expect((connection["ok"] as? Int ?? 0) > 0, "load was flowing: \(connection)")
                 #expect(connection["other"] as? Int == 0, "only 200s: \(connection)")
                 #expect(connection["resets"] as? Int == 0, "no stream reset: \(connection)")

@@ -206,15 +206,6 @@ struct HTTP2EndToEndTests {
         }
     }
 
-    /// `curl --http2` on the cleartext port (an HTTP/1.1 Upgrade: h2c offer) is answered over HTTP/1.1.
-    @Test func h2cUpgradeOfferIsAnsweredOverHTTP1() async throws {
-        try await withServer { server in
-            let output = try await curl(["--http2", "-w", " %{http_code} %{http_version}", "\(server.httpBase)/healthz"])
-            #expect(output.status == 0, "\(output)")
-            #expect(output.stdoutText == #"{"status":"ok"} 200 1.1"#)
-        }
-    }
-
     /// Bodies up to maxBodyBytes pass HTTP/2 flow control and reach routing (404 here); larger ones are 413 on h2c and TLS h2.
     @Test func largeH2BodiesAreAcceptedUpToTheLimit() async throws {
         try await withServer { server in

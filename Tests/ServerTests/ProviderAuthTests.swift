@@ -80,6 +80,47 @@ struct ProviderAuthTests {
         }
     }
 
+    /// A stream refused before authentication is explained in the debug log: which limit, why, and the setting
+    /// that lifts it for load tools; the connection's count of refused streams is logged when it closes.
+    @Test func refusedStreamIsExplainedInTheDebugLog() async throws {
+        try await withServer(logLevel: .debug, configure: { $0.apns.streamsBeforeAuthentication = 1 }) { server in
+            let body = Array(alertPayload.utf8)
+            let token = server.providerToken
+            @Sendable func request(_ stream: UInt32) -> [UInt8] {
+                let headers = HTTP2Frame.requestHeaderBlock(
+                    method: "POST", path: "/3/device/\(deviceToken)",
+                    extra: [("apns-topic", testTopic), ("authorization", "bearer \(token)"), ("content-length", "\(body.count)")])
+                return HTTP2Frame.encode(type: HTTP2Frame.headers, flags: HTTP2Frame.flagEndHeaders, streamID: stream, payload: headers)
+                    + HTTP2Frame.encode(type: HTTP2Frame.data, flags: HTTP2Frame.flagEndStream, streamID: stream, payload: body)
+            }
+            let result = try await offload {
+                let socket = try RawSocket(port: server.httpPort)
+                try socket.send(HTTP2Frame.clientPreface + request(1) + request(3) + request(5))
+                return socket.read(timeout: 5) { bytes in
+                    let frames = HTTP2Frame.parseAll(bytes)
+                    return frames.contains { $0.streamID == 1 && $0.type == HTTP2Frame.headers }
+                        && frames.filter { $0.type == HTTP2Frame.rstStream }.count >= 2
+                }
+            }
+            let resets = HTTP2Frame.parseAll(result.bytes).filter { $0.type == HTTP2Frame.rstStream }
+            #expect(resets.map(\.streamID) == [3, 5] && resets.allSatisfy { $0.rstErrorCode == 0x7 }, "REFUSED_STREAM")
+            var lines: [String] = []
+            let deadline = monotonicSeconds() + 5
+            repeat {
+                lines = server.logSink.capturedLines.filter { $0.contains(" debug ") && $0.contains("REFUSED_STREAM") }
+                if lines.count >= 2 { break }
+                try await Task.sleep(nanoseconds: 20_000_000)
+            } while monotonicSeconds() < deadline
+            let first = try #require(lines.first, "no debug line about the refusal: \(server.logSink.capturedLines)")
+            #expect(first.contains("h2.stream_id=3"), "\(first)")
+            #expect(first.contains("SETTINGS_MAX_CONCURRENT_STREAMS") && first.contains("limit=1"), "\(first)")
+            #expect(first.contains("valid provider token") && first.contains("streamsBeforeAuthentication"), "\(first)")
+            await server.shutdown()
+            let summary = server.logSink.capturedLines.first { $0.contains(" debug ") && $0.contains("refused=2") }
+            #expect(summary != nil, "the connection's refusals are counted when it closes: \(server.logSink.capturedLines)")
+        }
+    }
+
     /// On h2c and h2 over TLS the limit is 1 on a fresh connection, 1 after MissingProviderToken, the configured limit after a 200.
     @Test(arguments: [ProviderTransport.h2c, .h2TLS])
     func streamLimitIsRaisedByTheFirstValidToken(_ transport: ProviderTransport) async throws {

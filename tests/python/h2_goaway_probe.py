@@ -7,7 +7,11 @@ until the server closes the connection (or --timeout), and prints one JSON line 
 with one object per connection:
 
     {"sent": N, "ok": N, "other": N, "resets": N, "goaway": true, "lastStreamID": N, "errorCode": 0,
+     "goaways": [{"lastStreamID": N, "errorCode": 0, "debugData": "..."}, ...],
      "unansweredUpToLast": [ids...], "answeredAboveLast": [ids...], "closed": true}
+
+`lastStreamID` and `errorCode` are those of the last GOAWAY; `goaways` lists every GOAWAY in the order
+received, with its debug data (UTF-8), e.g. a shutdown notice and then the final GOAWAY.
 
 Each connection prints "connection N: first response" on stderr once the load flows.
 A graceful server answers every stream up to GOAWAY's last-stream-id (`unansweredUpToLast` empty)
@@ -57,6 +61,7 @@ def probe(args: argparse.Namespace, index: int, result: dict) -> None:
     ended: set[int] = set()
     resets: set[int] = set()
     goaway = None
+    goaways: list[dict] = []
     buffer = b""
     header_block: dict[int, bytes] = {}  # stream id -> header block fragments so far
 
@@ -143,6 +148,8 @@ def probe(args: argparse.Namespace, index: int, result: dict) -> None:
                 conn.outbound_flow_control_window += int.from_bytes(payload[0:4], "big") & 0x7FFFFFFF
             elif ftype == 0x7:  # GOAWAY
                 goaway = (int.from_bytes(payload[0:4], "big") & 0x7FFFFFFF, int.from_bytes(payload[4:8], "big"))
+                goaways.append({"lastStreamID": goaway[0], "errorCode": goaway[1],
+                                "debugData": payload[8:].decode("utf-8", "replace")})
         outgoing += conn.data_to_send()
     sock.close()
     last = goaway[0] if goaway else None
@@ -154,6 +161,7 @@ def probe(args: argparse.Namespace, index: int, result: dict) -> None:
         "goaway": goaway is not None,
         "lastStreamID": last,
         "errorCode": goaway[1] if goaway else None,
+        "goaways": goaways,
         "unansweredUpToLast": sorted(s for s in sent if last is not None and s <= last and s not in ended)[:20],
         "answeredAboveLast": sorted(s for s in ended if last is not None and s > last)[:20],
         "closed": closed,

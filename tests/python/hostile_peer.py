@@ -10,14 +10,16 @@ what a correct client library refuses to do: send DATA on a reset stream, never 
                   they close (with unread data, so the kernel resets them).
     rapid-reset   --pairs N --path P [--header 'name: value']…
                   One h2c connection sends N (HEADERS with END_STREAM, RST_STREAM CANCEL) pairs in one
-                  write, then reads until GOAWAY or close: {"goaway": code, "lastStreamID", "responses"}.
+                  write, then reads until GOAWAY or close: {"goaway": code, "lastStreamID",
+                  "goawayDebugData", "responses"}.
     zero-window   --streams N --path P --hold S
                   One h2c connection with SETTINGS_INITIAL_WINDOW_SIZE 0 (and no WINDOW_UPDATE ever)
                   opens N GET streams and reads frames for S s: {"headers", "data", "resets", "goaway"}.
     upload        --path P --body-bytes B --seconds S [--header …]
                   POSTs a body larger than the server takes, honouring flow control until the answer
                   and the server's RST_STREAM arrive, then keeps sending DATA on that stream for up to
-                  S s regardless: {"status", "resetCode", "sentAfterReset", "goaway", "closedAfter"}.
+                  S s regardless: {"status", "resetCode", "sentAfterReset", "goaway", "goawayDebugData",
+                  "closedAfter"}.
     body-hoard    --streams N --body-bytes B --path P --hold S
                   One h2c connection opens N POST streams and sends each up to B body bytes as fast as
                   the flow-control windows allow, never ending them: {"sent", "sentBeforeFirstReset",
@@ -199,13 +201,15 @@ def rapid_reset(args: argparse.Namespace) -> dict:
         burst += conn.rst(stream_id)
     started = time.monotonic()
     conn.send(bytes(burst))
-    result = {"sentBytes": len(burst), "responses": 0, "goaway": None, "lastStreamID": None, "closedAfter": None}
+    result = {"sentBytes": len(burst), "responses": 0, "goaway": None, "lastStreamID": None,
+              "goawayDebugData": None, "closedAfter": None}
     for frame in conn.frames(args.timeout):
         if isinstance(frame, HeadersFrame):
             result["responses"] += 1
         elif isinstance(frame, GoAwayFrame):
             result["goaway"] = frame.error_code
             result["lastStreamID"] = frame.last_stream_id
+            result["goawayDebugData"] = frame.additional_data.decode("utf-8", "replace")
     if conn.closed:
         result["closedAfter"] = round(time.monotonic() - started, 3)
     conn.close()
@@ -242,7 +246,7 @@ def upload(args: argparse.Namespace) -> dict:
     window_connection, window_stream = 65_535, 65_535
     chunk = b"x" * 16_384
     result = {"status": None, "resetCode": None, "sentBeforeReset": 0, "sentAfterReset": 0, "goaway": None,
-              "closedAfter": None}
+              "goawayDebugData": None, "closedAfter": None}
     reset_at = None
     deadline = time.monotonic() + args.seconds + 30
     while time.monotonic() < deadline and not conn.closed:
@@ -261,6 +265,7 @@ def upload(args: argparse.Namespace) -> dict:
                 reset_at = time.monotonic()
             elif isinstance(frame, GoAwayFrame):
                 result["goaway"] = frame.error_code
+                result["goawayDebugData"] = frame.additional_data.decode("utf-8", "replace")
         if result["goaway"] is not None:
             break
         if reset_at is None:

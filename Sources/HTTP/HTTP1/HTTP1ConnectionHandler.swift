@@ -21,6 +21,11 @@ import Transport
 /// An absolute-form target (`POST http://host/3/device/…`, RFC 9112 §3.2.2) is served like its
 /// origin form, with the authority taken from the target instead of `Host`.
 ///
+/// On a cleartext connection a request that offers an h2c upgrade (``H2CUpgrade``) is, once its body has
+/// been read whole, answered `101 Switching Protocols`; the connection is handed to an
+/// ``HTTP2ConnectionHandler`` that answers the request as stream 1. Only while no earlier request is still
+/// being answered and the server is not shutting down; otherwise, and over TLS, the offer is ignored.
+///
 /// Threading: confined to the connection's loop.
 final class HTTP1ConnectionHandler: ConnectionHandler {
     private final class Exchange {
@@ -69,6 +74,8 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
     /// Blocking handlers with an unsafe method not finished yet: no later request starts meanwhile.
     private var unsafeBlockingJobs = 0
     private var isConnectionClosed = false
+    /// The connection went to HTTP/2 (h2c upgrade): work coming back to this handler is dropped.
+    private var hasSwitchedProtocols = false
     private var isGracefulShutdown = false
     private let info: ConnectionInfo
     /// The exchange whose streaming body is being sent (always `queue.first`).
@@ -111,6 +118,10 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
                 HTTP1ResponseWriter.writeContinue(into: &output)
                 flushOutput()
             case .request(let head, let body):
+                if let settings = acceptableUpgrade(head) {
+                    switchToHTTP2(head: head, body: body, settings: settings)
+                    return
+                }
                 startExchange(head: head, body: body)
             case .error(let error):
                 let options = pipeline.options
@@ -126,6 +137,36 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
         }
         trackMidRequest()
         updateReading()
+    }
+
+    /// The HTTP2-Settings payload when `head` offers an h2c upgrade this connection can take now: cleartext
+    /// (RFC 7540 §3.3), no earlier request still being answered, not shutting down.
+    private func acceptableUpgrade(_ head: HTTP1RequestHead) -> [UInt8]? {
+        guard !connection.isTLS, queue.isEmpty, !isGracefulShutdown, !isClosing else { return nil }
+        return H2CUpgrade.settingsPayload(offeredIn: head)
+    }
+
+    /// Answers `101 Switching Protocols` and hands the connection to HTTP/2: the request becomes stream 1, bytes
+    /// after it (the client's connection preface, if it sent it already) go to the new handler.
+    private func switchToHTTP2(head: HTTP1RequestHead, body: [UInt8], settings: [UInt8]) {
+        withExtendedLifetime(self) {
+            hasSwitchedProtocols = true
+            midRequestSince = nil
+            output.append(contentsOf: H2CUpgrade.switchingProtocols)
+            connection.write(output)
+            output.removeAll()
+            let rest = parser.takeUnparsedBytes()
+            connection.setReadingPaused(false)
+            let http2 = HTTP2ConnectionHandler(connection: connection, pipeline: pipeline, info: info)
+            connection.handler = http2
+            guard http2.takeOverUpgradedConnection(
+                settingsPayload: settings, request: H2CUpgrade.upgradedRequest(from: head, body: body))
+            else {
+                connection.close()
+                return
+            }
+            if !rest.isEmpty { rest.withUnsafeBytes { http2.connectionDidReceive(connection, bytes: $0) } }
+        }
     }
 
     private func trackMidRequest() {
@@ -272,7 +313,7 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
     /// connection is kept alive through `body` (a write error can close it midway; it would otherwise
     /// be freed under the code still using it).
     private func reentering(_ body: (HTTP1ConnectionHandler) -> Void) {
-        guard !isConnectionClosed else { return }
+        guard !isConnectionClosed, !hasSwitchedProtocols else { return }
         withExtendedLifetime(connection) { body(self) }
     }
 

@@ -132,6 +132,17 @@ public struct HTTP1Parser {
         }
     }
 
+    /// Hands over the bytes after the last request returned and empties the parser: for a connection that
+    /// switches protocols after that request (an h2c upgrade), whose following bytes are not HTTP/1.1.
+    /// Call only right after ``next()`` returned `.request` (nothing of a next request is parsed then).
+    public mutating func takeUnparsedBytes() -> [UInt8] {
+        let rest = readIndex < buffer.count ? Array(buffer[readIndex...]) : []
+        buffer = []
+        readIndex = 0
+        scanned = 0
+        return rest
+    }
+
     // MARK: State machine
 
     private mutating func advance() throws(HTTP1ParseError) -> HTTP1ParseEvent {

@@ -55,6 +55,12 @@ let onFrameReceived: nghttp2_on_frame_recv_callback = { _, frame, userData in
     return 0
 }
 
+let onInvalidFrame: nghttp2_on_invalid_frame_recv_callback = { _, frame, libErrorCode, userData in
+    guard let frame, let handler = handler(userData) else { return 0 }
+    handler.invalidFrame(type: frame.pointee.hd.type, streamID: frame.pointee.hd.stream_id, libErrorCode: libErrorCode)
+    return 0
+}
+
 let onStreamClose: nghttp2_on_stream_close_callback = { _, streamID, _, userData in
     handler(userData)?.streamClosed(streamID: streamID)
     return 0

@@ -17,7 +17,7 @@ extension HTTP2ConnectionHandler {
     }
 
     /// Queues a stream whose request is complete (or answered early: a body over the limit).
-    private func enqueue(_ stream: Stream) {
+    func enqueue(_ stream: Stream) {
         guard !stream.isQueued else { return }
         stream.isQueued = true
         backlog.append(stream)

@@ -28,6 +28,13 @@ import Transport
 /// - Time: a request not complete within `requestTimeout` and a response that has not moved for
 ///   `sendTimeout` are reset; a connection without request activity (PINGs do not count) for
 ///   `idleTimeout` gets GOAWAY.
+/// - Streams over SETTINGS_MAX_CONCURRENT_STREAMS (APNs: one until a valid provider token) are refused by
+///   nghttp2 with RST_STREAM REFUSED_STREAM, each on its own (RFC 9113 §5.1.2; the request was not
+///   processed, and clients such as Pushy and Go's transport retry it); the connection stays up. The first
+///   refusal on a connection is explained at debug level, the count when it closes.
+///
+/// Every GOAWAY the server decides on carries Apple's debug data, `{"reason":"…"}` (``GoAwayReason``):
+/// `IdleTimeout`, `Shutdown` (notice and final GOAWAY), and the ENHANCE_YOUR_CALM reasons.
 ///
 /// Threading: confined to the connection's loop. nghttp2 callbacks are non-capturing
 /// trampolines that recover `self` from `user_data` (unretained: `self` owns the session).
@@ -114,17 +121,21 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     private(set) var selfSlot: HandlerSlot?
     private var hasSentFinalGoAway = false
     private var advertisedMaxConcurrentStreams: UInt32 = .max
+    /// Streams nghttp2 refused (REFUSED_STREAM) for going over SETTINGS_MAX_CONCURRENT_STREAMS.
+    private var refusedStreams = 0
     var nvStorage: [UInt8] = []
     var nvRanges: [NameValueRange] = []
     let info: ConnectionInfo
 
-    init(connection: Connection, pipeline: HTTPPipeline) {
+    /// - Parameter info: the connection's facts and session state when it was HTTP/1.1 before (an h2c upgrade
+    ///   keeps what handlers bound to it); nil for a connection that starts as HTTP/2.
+    init(connection: Connection, pipeline: HTTPPipeline, info inherited: ConnectionInfo? = nil) {
         self.connection = connection
         self.pipeline = pipeline
         let now = MonotonicClock.nanoseconds()
         self.now = now
         self.connectionGuard = ConnectionGuard(configuration: pipeline.options.guardConfiguration, now: now)
-        self.info = ConnectionInfo(connection: connection)
+        self.info = inherited ?? ConnectionInfo(connection: connection)
         var callbacks: OpaquePointer?
         nghttp2_session_callbacks_new(&callbacks)
         defer { nghttp2_session_callbacks_del(callbacks) }
@@ -133,6 +144,8 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, onDataChunk)
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, onFrameReceived)
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onStreamClose)
+        // Called only for frames nghttp2 rejects (refused streams, protocol errors): never on the hot path.
+        nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks, onInvalidFrame)
         var option: OpaquePointer?
         nghttp2_option_new(&option)
         defer { nghttp2_option_del(option) }
@@ -208,7 +221,11 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         let consumed = nghttp2_session_mem_recv(session, bytes.bindMemory(to: UInt8.self).baseAddress, bytes.count)
         isReceiving = false
         if consumed < 0 {
-            // Protocol error: nghttp2 queued a GOAWAY; send it and close.
+            // Protocol error: nghttp2 queued a GOAWAY (with its own text as debug data); send it and close.
+            pipeline.logger.debug(
+                "HTTP/2 protocol error from the peer; GOAWAY sent",
+                [("conn.id", "\(info.id)"), ("client", info.clientAddress),
+                 ("error", String(cString: nghttp2_strerror(Int32(truncatingIfNeeded: consumed))))])
             send()
             connection.closeAfterFlush()
             return
@@ -254,9 +271,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         if connectionGuard.isIdle(now: now, openRequests: streams.count) && !isGoingAway {
             isGoingAway = true
             hasSentFinalGoAway = true
-            nghttp2_submit_goaway(
-                session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
-                NGHTTP2_NO_ERROR.rawValue, nil, 0)
+            submitGoAway(session, errorCode: NGHTTP2_NO_ERROR.rawValue, reason: .idleTimeout)
         }
         if resets > 0 || isGoingAway { send() }
     }
@@ -264,22 +279,37 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     /// Two-step GOAWAY (RFC 9113 §6.8): a shutdown notice first (last stream id 2^31-1, so
     /// requests already in flight are still accepted), then after a short pause the final GOAWAY
     /// naming the last stream processed. Clients see no refused streams they had already sent.
+    ///
+    /// Both carry `{"reason":"Shutdown"}`: clients built on Python's `h2` (aioapns, httpx) stop at the
+    /// first GOAWAY and only ever see the notice; Go's transport reports the last one's debug data; Pushy
+    /// logs each. The notice is written here (``HTTP2GoAwayFrame``), since nghttp2's takes no debug data.
     func connectionBeginGracefulShutdown(_ connection: Connection) {
-        guard let session, !isGoingAway else { return }
+        guard session != nil, !isGoingAway else { return }
         isGoingAway = true
         for stream in streams.values { stream.bodyWriter?.finish() }
-        nghttp2_submit_shutdown_notice(session)
-        send()
+        send()  // what nghttp2 has queued goes first: the notice lands between two whole frames
+        guard !connection.isClosed else { return }
+        connection.write(HTTP2GoAwayFrame.encode(
+            lastStreamID: Int32.max, errorCode: NGHTTP2_NO_ERROR.rawValue, debugData: GoAwayReason.shutdown.debugData))
+        connection.flush()
         let bound = LoopBound(selfSlot ?? HandlerSlot(self), loop: connection.loop)
         connection.loop.schedule(afterNanoseconds: Self.shutdownNoticeGrace) {
             bound.value.handler?.reentering { handler in
-                guard let session = handler.session else { return }
-                nghttp2_submit_goaway(
-                    session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
-                    NGHTTP2_NO_ERROR.rawValue, nil, 0)
+                guard let session = handler.session, !handler.isTerminated else { return }
+                handler.submitGoAway(session, errorCode: NGHTTP2_NO_ERROR.rawValue, reason: .shutdown)
                 handler.hasSentFinalGoAway = true
                 handler.send()
             }
+        }
+    }
+
+    /// Queues GOAWAY naming the last stream processed, with `reason` as its debug data (nghttp2 copies it).
+    private func submitGoAway(_ session: OpaquePointer, errorCode: UInt32, reason: GoAwayReason) {
+        let debugData = reason.debugData
+        debugData.withUnsafeBufferPointer { data in
+            _ = nghttp2_submit_goaway(
+                session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
+                errorCode, data.baseAddress, data.count)
         }
     }
 
@@ -289,6 +319,11 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
 
     func connectionDidClose(_ connection: Connection) {
         isConnectionClosed = true
+        if refusedStreams > 0 {
+            pipeline.logger.debug(
+                "HTTP/2 connection closed; streams it had refused with RST_STREAM REFUSED_STREAM",
+                [("conn.id", "\(info.id)"), ("client", info.clientAddress), ("refused", "\(refusedStreams)")])
+        }
         selfSlot?.handler = nil
         let open = Array(streams.values)
         streams.removeAll()
@@ -297,6 +332,34 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         heldResponseBytes = 0
         bufferedRequestBytes = 0
         for stream in open { end(stream) }
+    }
+
+    /// A frame nghttp2 rejected (`on_invalid_frame_recv`): a stream refused for going over
+    /// SETTINGS_MAX_CONCURRENT_STREAMS (nghttp2 sends RST_STREAM REFUSED_STREAM and drops the request), or a
+    /// protocol error (nghttp2 answers RST_STREAM or GOAWAY itself). Logged at debug level: the first refusal
+    /// of a connection with what limit was in force and why, the others only counted.
+    func invalidFrame(type: UInt8, streamID: Int32, libErrorCode: Int32) {
+        guard libErrorCode == NGHTTP2_ERR_REFUSED_STREAM.rawValue else {
+            pipeline.logger.debug(
+                "HTTP/2 frame rejected",
+                [("conn.id", "\(info.id)"), ("client", info.clientAddress), ("h2.frame_type", "\(type)"),
+                 ("h2.stream_id", "\(streamID)"), ("error", String(cString: nghttp2_strerror(libErrorCode)))])
+            return
+        }
+        refusedStreams += 1
+        guard refusedStreams == 1 else { return }
+        let limit = advertisedMaxConcurrentStreams
+        var metadata = [
+            ("conn.id", "\(info.id)"), ("client", info.clientAddress), ("h2.stream_id", "\(streamID)"),
+            ("h2.stream_limit", "\(limit)"),
+        ]
+        if limit < pipeline.options.maxConcurrentStreams, let why = pipeline.options.initialStreamLimitExplanation {
+            metadata.append(("why", why))
+        }
+        pipeline.logger.debug(
+            "HTTP/2 stream refused with RST_STREAM REFUSED_STREAM: the client opened more streams than "
+                + "SETTINGS_MAX_CONCURRENT_STREAMS allows (further refusals on this connection are counted)",
+            metadata)
     }
 
     /// Runs `body` for work that comes back to the connection from outside an I/O event (a handler
@@ -317,17 +380,25 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         if wasWaiting { stream.cancellation?.cancel() }
     }
 
-    /// Sends GOAWAY ENHANCE_YOUR_CALM for `violation`: nothing more is read or started, every stream's
-    /// work is cancelled and its response dropped; the connection closes once the GOAWAY is out.
+    /// Sends GOAWAY ENHANCE_YOUR_CALM for `violation`, with its ``GoAwayReason`` as debug data: nothing more is
+    /// read, started or sent, every stream's work is cancelled and its response dropped; the connection
+    /// closes once the GOAWAY is out. May run inside nghttp2's callbacks: the frame is only queued here, and
+    /// ``send()`` starts the close.
     func terminate(_ violation: ConnectionGuard.Violation) {
         guard let session, !isTerminated else { return }
         isTerminated = true
         isGoingAway = true
         hasSentFinalGoAway = true
+        let reason = GoAwayReason(violation)
         pipeline.logger.info(
             "HTTP/2 connection ended: \(violation.rawValue)",
-            [("conn.id", "\(info.id)"), ("client", info.clientAddress)])
+            [("conn.id", "\(info.id)"), ("client", info.clientAddress), ("reason", reason.rawValue)])
+        // nghttp2 ignores the rest of the input from here; the GOAWAY it queues is never sent (send() writes
+        // nothing more once terminated): this one, written in its place, carries the reason.
+        let lastStreamID = nghttp2_session_get_last_proc_stream_id(session)
         nghttp2_session_terminate_session(session, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
+        connection.write(HTTP2GoAwayFrame.encode(
+            lastStreamID: lastStreamID, errorCode: NGHTTP2_ENHANCE_YOUR_CALM.rawValue, debugData: reason.debugData))
         _ = backlog.removeAll()
         _ = blockingJobs.removeAll()
         for stream in streams.values {
@@ -346,6 +417,11 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     func send() {
         // (`isConnectionClosed` first: after the close `connection` may be gone.)
         guard let session, !isConnectionClosed, !connection.isClosed else { return }
+        if isTerminated {
+            // Our GOAWAY is the last frame (see terminate(_:)).
+            connection.closeAfterFlush()
+            return
+        }
         guard writeFrames(session) else { return }
         if !(backlog.isEmpty && blockingJobs.isEmpty) && !isReceiving
             && connectionGuard.mayStartRequest(heldBytes: heldOutputBytes)

@@ -9,6 +9,9 @@ public struct HTTPServerOptions: Sendable {
     /// differ from `maxConcurrentStreams` (APNs allows one stream until a valid provider token
     /// arrives); handlers raise it later through `ConnectionSession.setMaxConcurrentStreams`.
     public var initialMaxConcurrentStreams: (@Sendable (ConnectionInfo) -> UInt32)?
+    /// Why a connection may start below `maxConcurrentStreams` (and how to lift it), for the debug line
+    /// logged when a stream is refused under that lower limit.
+    public var initialStreamLimitExplanation: String?
     /// SETTINGS_MAX_HEADER_LIST_SIZE: larger header blocks get 431.
     public var maxHeaderListSize: Int = 8000
     /// Largest request body on either protocol.

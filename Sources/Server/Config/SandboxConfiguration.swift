@@ -186,6 +186,16 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
             admin.token = value
             admin.tokenFile = nil
         }
+        if let value = environment["APNS_SANDBOX_STREAMS_BEFORE_AUTHENTICATION"], !value.isEmpty {
+            // Digits only: Int("+1") and Int("-0") would pass, and a whitespace typo should not.
+            guard value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                  let streams = Int(value), streams <= Int(Int32.max) else {
+                throw ConfigurationError(
+                    "APNS_SANDBOX_STREAMS_BEFORE_AUTHENTICATION=\(value) must be a whole number from 0 "
+                        + "(0: the full limits.maxConcurrentStreams from the start)")
+            }
+            apns.streamsBeforeAuthentication = streams
+        }
         if let value = environment["APNS_SANDBOX_ADMIN_AUTH"], !value.isEmpty {
             guard let mode = AdminSettings.Authentication(rawValue: value) else {
                 throw ConfigurationError("APNS_SANDBOX_ADMIN_AUTH=\(value) must be auto, required or off")

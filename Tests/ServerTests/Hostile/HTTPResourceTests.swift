@@ -90,6 +90,7 @@ struct HostileHTTPTests {
             return report
         }
         #expect(report["goaway"] as? Int == 11, "GOAWAY ENHANCE_YOUR_CALM: \(report)")
+        #expect(report["goawayDebugData"] as? String == #"{"reason":"TooManyStreamResets"}"#, "\(report)")
         #expect((report["lastStreamID"] as? Int ?? .max) <= 2 * 200 + 1, "cut off after the burst: \(report)")
         #expect(report["responses"] as? Int == 0, "reset streams are not answered: \(report)")
         #expect(report["closedAfter"] is Double, "the server closed the connection: \(report)")
@@ -127,6 +128,7 @@ struct HostileHTTPTests {
         let before = report["sentBeforeReset"] as? Int ?? .max
         #expect(before <= (1 << 20) + (1 << 20) + 65_536, "a flow-controlled client is stopped near maxBodyBytes: \(report)")
         #expect(report["goaway"] as? Int == 11, "GOAWAY ENHANCE_YOUR_CALM: \(report)")
+        #expect(report["goawayDebugData"] as? String == #"{"reason":"TooMuchDataOnClosedStreams"}"#, "\(report)")
         let after = report["sentAfterReset"] as? Int ?? .max
         #expect(after <= 64 << 20, "DATA accepted on the reset stream: \(after) bytes")
         #expect((report["closedAfter"] as? Double ?? .infinity) < 5, "\(report)")

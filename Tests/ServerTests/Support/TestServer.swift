@@ -65,6 +65,7 @@ enum TestPaths {
 
     static var noALPNClient: String { packageRoot + "/tests/python/h2_no_alpn_client.py" }
     static var goawayProbe: String { packageRoot + "/tests/python/h2_goaway_probe.py" }
+    static var goawayReason: String { packageRoot + "/tests/python/h2_goaway_reason.py" }
 }
 
 /// A 64-hex-character device token (unknown devices are registered on their first push).
@@ -85,8 +86,10 @@ func makeTemporaryDirectory(_ prefix: String = "apns-sandbox-e2e") throws -> Str
 /// Starts a real `SandboxServer` (TLS and cleartext listeners on 127.0.0.1, port 0, two event
 /// loops, a fresh data directory), runs `body`, then shuts the server down and removes the data.
 ///
-/// `configure` may change anything (limits, timeouts) before the server is built.
+/// `configure` may change anything (limits, timeouts) before the server is built; `logLevel` is what
+/// `logSink` keeps (warnings and errors unless a test looks for debug lines).
 func withServer<T>(
+    logLevel: Logger.Level = .warning,
     configure: (inout SandboxConfiguration) -> Void = { _ in },
     _ body: (TestServer) async throws -> T
 ) async throws -> T {
@@ -114,7 +117,7 @@ func withServer<T>(
 
     let token = try CredentialTools.providerToken(configuration: configuration, keyID: testKeyID)
     let sink = LogSink.capturing()
-    let logger = Logger(label: "e2e", level: .warning, sink: sink)
+    let logger = Logger(label: "e2e", level: logLevel, sink: sink)
     let server: SandboxServer
     do {
         server = try SandboxServer(configuration: configuration, logger: logger)
