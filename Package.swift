@@ -40,7 +40,7 @@ let package = Package(
             name: "Server",
             dependencies: ["Support", "Transport", "HTTP", "Crypto", "APNsProtocol", "Sandbox", "Store", "ExtensionRuntime", "Webhooks", "CLinuxSystem"],
             swiftSettings: strict),
-        .executableTarget(name: "apns-sandbox", dependencies: ["Server", "Support", "Crypto"], swiftSettings: strict),
+        .executableTarget(name: "apns-sandbox", dependencies: ["Server", "Support", "Crypto", "Transport"], swiftSettings: strict),
         // Apple's UNNotificationServiceExtension shape for `exec` extensions; Foundation only, no other target here.
         .target(name: "ServiceExtensionKit", swiftSettings: strict),
         .executableTarget(
