@@ -1,4 +1,5 @@
 // APNs Sandbox — the JWT provider token of token-based connections.
+import Support
 
 /// A parsed JWT provider token (reference §2.1). The signature is not verified here: the caller checks
 /// ``signature`` over ``signingInput`` with the team's key, found by ``keyID``.

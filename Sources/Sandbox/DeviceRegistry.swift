@@ -69,6 +69,14 @@ public final class DeviceRegistry: Sendable {
         autoRegisterHandler.withLock { $0 = box }
     }
 
+    /// Forgets `device` if the registry still holds exactly it (an auto-registered device whose write failed:
+    /// the next push to its token registers it again, instead of finding a device the store never got).
+    public func forget(_ device: Device) {
+        shard(for: device.token).devices.withLock { devices in
+            if devices[device.token] == device { devices[device.token] = nil }
+        }
+    }
+
     /// Forgets a device.
     public func remove(token: DeviceToken) {
         _ = shard(for: token).devices.withLock { $0.removeValue(forKey: token) }

@@ -15,8 +15,11 @@ final class RecordCache<Record: Sendable>: @unchecked Sendable {
 
     /// An entry and the version of the write (or of the read's start) it comes from.
     private var entries: [String: (entry: Entry, version: UInt64)] = [:]
-    /// Bumped by every write (``set(_:for:)``, ``forget(_:)``).
+    /// Bumped by every write (``set(_:for:)``, ``forget(_:)``) and every clear.
     private var version: UInt64 = 0
+    /// The version of the last clear (the cache full): a read that began before it may not fill, since the
+    /// writes it would have to lose to are forgotten with everything else.
+    private var clearedAt: UInt64 = 0
     private let lock = NSLock()
     private let capacity: Int
 
@@ -43,6 +46,15 @@ final class RecordCache<Record: Sendable>: @unchecked Sendable {
         store(record, for: key, version: version)
     }
 
+    /// Caches `record` unless `key` is known to be present (then the store's insert of it will do nothing).
+    func setIfAbsent(_ record: Record, for key: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        if case .present = entries[key]?.entry { return }
+        version += 1
+        store(record, for: key, version: version)
+    }
+
     /// Drops what is known about `key`: the next lookup reads the database.
     func forget(_ key: String) {
         lock.lock()
@@ -63,12 +75,17 @@ final class RecordCache<Record: Sendable>: @unchecked Sendable {
     func fill(_ record: Record?, for key: String, readSince ticket: UInt64) {
         lock.lock()
         defer { lock.unlock() }
+        if ticket < clearedAt { return }
         if let current = entries[key], current.version > ticket { return }
         store(record, for: key, version: ticket)
     }
 
     private func store(_ record: Record?, for key: String, version: UInt64) {
-        if entries.count >= capacity && entries[key] == nil { entries.removeAll(keepingCapacity: true) }
+        if entries.count >= capacity && entries[key] == nil {
+            entries.removeAll(keepingCapacity: true)
+            self.version += 1
+            clearedAt = self.version
+        }
         entries[key] = (record.map(Entry.present) ?? .absent, version)
     }
 }

@@ -35,11 +35,7 @@ extension SQLiteStore {
             return
         }
         let token = device.token
-        if case .some(.some) = deviceCache.lookup(token) {
-            // Known already: the insert below would do nothing.
-        } else {
-            deviceCache.set(device, for: token)
-        }
+        deviceCache.setIfAbsent(device, for: token)
         let cache = deviceCache
         let body: @Sendable (SQLiteConnection) throws -> any Sendable = { connection in
             try connection.withStatement(
@@ -54,7 +50,10 @@ extension SQLiteStore {
         let failure = queue.enqueue(.batchedTask(body: body, completion: { result in
             switch result {
             case .success(let inserted):
-                completion(.success(inserted as? Bool ?? false))
+                let added = inserted as? Bool ?? false
+                // Committed: cached again (the cache may have been cleared since), unless a device was there.
+                if added { cache.set(device, for: token) } else { cache.forget(token) }
+                completion(.success(added))
             case .failure(let error):
                 cache.forget(token)
                 completion(.failure(error))

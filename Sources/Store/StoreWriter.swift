@@ -19,7 +19,7 @@ import Sandbox
 final class StoreWriter {
     /// Saves a record's new state. A row of the same push (same apns-id and device, same topic, app and
     /// receipt time) gets only the columns a transition changes, so SQLite leaves the indexes on the
-    /// unchanged columns alone; otherwise nothing happens (no change) and ``replaceSQL`` runs instead.
+    /// unchanged columns alone; otherwise nothing happens (no change) and the row is replaced (``removeReplacedSQL``).
     static let insertOrUpdateSQL = """
         INSERT INTO notifications(apns_id, device_token, topic, bundle_id, status, received_at, updated_at, record)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -28,14 +28,10 @@ final class StoreWriter {
         WHERE topic = excluded.topic AND bundle_id = excluded.bundle_id AND received_at = excluded.received_at
         """
 
-    /// A new push that reuses an earlier push's apns-id on the same device replaces that row entirely.
-    static let replaceSQL = """
-        INSERT INTO notifications(apns_id, device_token, topic, bundle_id, status, received_at, updated_at, record)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT(apns_id, device_token) DO UPDATE SET
-            topic = excluded.topic, bundle_id = excluded.bundle_id, status = excluded.status,
-            received_at = excluded.received_at, updated_at = excluded.updated_at, record = excluded.record
-        """
+    /// A new push that reuses an earlier push's apns-id on the same device replaces that row entirely: the
+    /// old row goes and the new one is inserted, so that it gets a new `seq` (listings' `after=` cursor
+    /// must see it as new).
+    static let removeReplacedSQL = "DELETE FROM notifications WHERE apns_id = ? AND device_token = ?"
 
     private let connection: SQLiteConnection
     private let queue: WriteQueue
@@ -269,10 +265,14 @@ final class StoreWriter {
             logged = try transaction {
                 let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
                 try connection.withStatement(Self.insertOrUpdateSQL) { insertOrUpdate in
-                    try connection.withStatement(Self.replaceSQL) { replace in
+                    try connection.withStatement(Self.removeReplacedSQL) { removeReplaced in
                         for save in saves {
                             for row in save.rows where try !write(row, updatedAt: now, with: insertOrUpdate) {
-                                try write(row, updatedAt: now, with: replace)
+                                try removeReplaced.bind(row.apnsID, at: 1)
+                                try removeReplaced.bind(row.deviceToken, at: 2)
+                                try removeReplaced.step()
+                                removeReplaced.resetForNextRow()
+                                try write(row, updatedAt: now, with: insertOrUpdate)
                             }
                         }
                     }
@@ -319,7 +319,7 @@ final class StoreWriter {
         }
     }
 
-    /// Runs `statement` (``insertOrUpdateSQL`` or ``replaceSQL``) for `row`; returns whether a row changed.
+    /// Runs ``insertOrUpdateSQL`` for `row`; returns whether a row changed.
     @discardableResult
     private func write(_ row: EncodedRow, updatedAt now: Int64, with statement: SQLiteConnection.Statement) throws -> Bool {
         try statement.bind(row.apnsID, at: 1)

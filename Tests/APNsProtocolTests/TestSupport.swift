@@ -1,5 +1,6 @@
 // APNs Sandbox — helpers shared by the APNsProtocol tests.
 import APNsProtocol
+import Support
 
 extension Result {
     /// The success value, or nil.

@@ -1,5 +1,6 @@
 // APNs Sandbox — tests for ES256 keys, signatures and provider tokens.
 import Foundation
+import Support
 import Synchronization
 import Testing
 

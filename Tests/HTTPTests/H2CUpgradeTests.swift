@@ -1,4 +1,5 @@
 // APNs Sandbox — the h2c upgrade rules as pure values: no sockets.
+import Support
 import Testing
 
 @testable import HTTP
@@ -60,15 +61,16 @@ import Testing
         #expect(H2CUpgrade.decodeSettings(thirtyTwo + "AAMAAABk") == nil, "33 settings")
     }
 
-    /// Padded base64url (as Python's urlsafe_b64encode writes it) decodes like the unpadded form.
+    /// Padded base64url (as Python's urlsafe_b64encode writes it) decodes like the unpadded form, with the
+    /// shared decoder HTTP2-Settings uses.
     @Test func paddedBase64URL() {
-        #expect(H2CUpgrade.base64URLDecode("AA") == [0])
-        #expect(H2CUpgrade.base64URLDecode("AA==") == [0])
-        #expect(H2CUpgrade.base64URLDecode("AAA=") == [0, 0])
-        #expect(H2CUpgrade.base64URLDecode("AAA==") == nil)
-        #expect(H2CUpgrade.base64URLDecode("A") == nil)
-        #expect(H2CUpgrade.base64URLDecode("A===") == nil)
-        #expect(H2CUpgrade.base64URLDecode("AA A") == nil)
+        #expect(Base64URL.decode("AA") == [0])
+        #expect(Base64URL.decode("AA==") == [0])
+        #expect(Base64URL.decode("AAA=") == [0, 0])
+        #expect(Base64URL.decode("AAA==") == nil)
+        #expect(Base64URL.decode("A") == nil)
+        #expect(Base64URL.decode("A===") == nil)
+        #expect(Base64URL.decode("AA A") == nil)
     }
 
     /// Stream 1 gets the request without HTTP/1.1's connection-specific fields; `Host` (or an absolute

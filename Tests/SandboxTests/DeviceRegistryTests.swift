@@ -21,6 +21,23 @@ import Testing
             == .failure(APNsError(.deviceTokenNotForTopic)))
     }
 
+    /// The handler runs for a new device before another push can see it; `forget` drops only that device
+    /// (its write failed), so the next push registers the token again.
+    @Test func forgottenAutoRegisteredDeviceIsRegisteredAgain() throws {
+        let registry = DeviceRegistry(unknownTokenPolicy: .autoRegister)
+        let created = Mutex<[Device]>([])
+        registry.onAutoRegister { device in created.withLock { $0.append(device) } }
+        let first = try registry.resolve(token: token, environment: .development, bundleID: "com.a", now: 1).get()
+        var changed = first
+        changed.locale = "fr_FR"
+        registry.forget(changed)  // not the device the registry holds: kept
+        #expect(registry.device(token: token) == first)
+        registry.forget(first)
+        #expect(registry.device(token: token) == nil)
+        _ = try registry.resolve(token: token, environment: .development, bundleID: "com.a", now: 2).get()
+        #expect(created.withLock { $0.count } == 2)
+    }
+
     /// Strict: unknown tokens get BadDeviceToken.
     @Test func strictRejectsUnknownTokens() {
         let registry = DeviceRegistry(unknownTokenPolicy: .strict)

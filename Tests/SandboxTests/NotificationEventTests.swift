@@ -9,6 +9,14 @@ import Testing
         try #require(try JSONSerialization.jsonObject(with: Data(draft.data)) as? [String: Any])
     }
 
+    /// An attachment's href carries its identifier (an extension's free choice) as one percent-encoded segment.
+    @Test func attachmentHrefsAreEncoded() {
+        #expect(NotificationEvents.attachmentHref(apnsID: "a", deviceToken: "cd", identifier: "media")
+            == "/api/v1/notifications/a/attachments/media?device=cd")
+        #expect(NotificationEvents.attachmentHref(apnsID: "a", deviceToken: "cd", identifier: "my photo/1?x#y é")
+            == "/api/v1/notifications/a/attachments/my%20photo%2F1%3Fx%23y%20%C3%A9?device=cd")
+    }
+
     /// A displayed push announces `push.accepted` (with its payload) then `notification.displayed`
     /// (outcome, content, timings), each saved in the commit of its status change.
     @Test func acceptedThenDisplayed() throws {

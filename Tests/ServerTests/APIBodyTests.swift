@@ -52,3 +52,37 @@ import Testing
         }
     }
 }
+
+/// API writes that race each other.
+@Suite struct APIConcurrencyTests {
+    /// Two creations of one device token at once: exactly one 201, the other 409.
+    @Test func concurrentCreationsOfOneDeviceGiveOne201() async throws {
+        try await withServer { server in
+            for round in 0..<10 {
+                let token = String(format: "%02x", round) + String(repeating: "9f", count: 31)
+                let body = #"{"token":"\#(token)","apps":["\#(testTopic)"]}"#
+                async let first = apiRequest("POST", server.httpBase + "/api/v1/devices", body)
+                async let second = apiRequest("POST", server.httpBase + "/api/v1/devices", body)
+                let statuses = try await [first.status, second.status].sorted()
+                #expect(statuses == [201, 409], "round \(round): \(statuses)")
+            }
+        }
+    }
+
+    /// Two PATCHes of one app at once, changing different fields: both changes are kept.
+    @Test func concurrentAppChangesAreBothKept() async throws {
+        try await withServer { server in
+            let url = server.httpBase + "/api/v1/apps/\(testTopic)"
+            for round in 0..<10 {
+                _ = try await apiRequest("PATCH", url, #"{"strings":{},"serviceExtension":null}"#)
+                async let strings = apiRequest("PATCH", url, #"{"strings":{"en":{"K":"v\#(round)"}}}"#)
+                async let extensionChange = apiRequest(
+                    "PATCH", url, #"{"serviceExtension":{"kind":"builtin","steps":[{"step":"rewrite","title":"r\#(round)"}]}}"#)
+                _ = try await (strings, extensionChange)
+                let app = try await apiRequest("GET", url).json ?? [:]
+                #expect((app["strings"] as? [String: [String: String]])?["en"]?["K"] == "v\(round)", "round \(round): \(app)")
+                #expect(app["serviceExtension"] != nil, "round \(round): \(app)")
+            }
+        }
+    }
+}

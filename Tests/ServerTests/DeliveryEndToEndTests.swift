@@ -255,6 +255,22 @@ import Testing
             #expect(newer.json?["total"] as? Int == 1)
             let bad = try await apiRequest("GET", base + "?after=-1")
             #expect(bad.status == 400)
+
+            // A new push that reuses an apns-id on the same device is new for the cursor too.
+            let reused = "11111111-2222-3333-4444-555555555555"
+            func pushWithID() async throws -> String {
+                try await curl([
+                    "--http2-prior-knowledge", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST",
+                    "\(server.httpBase)/3/device/\(deviceToken)", "-H", server.authorizationHeader,
+                    "-H", "apns-topic: \(testTopic)", "-H", "apns-id: \(reused)", "-d", #"{"aps":{"alert":"again"}}"#,
+                ]).stdoutText
+            }
+            #expect(try await pushWithID() == "200")
+            _ = try await apiRequest("GET", base + "/\(reused)?wait=5")
+            let before = try #require(try await apiRequest("GET", base + "?limit=1").json?["cursor"] as? Int)
+            #expect(try await pushWithID() == "200")
+            let again = try await apiRequest("GET", base + "/wait?count=1&after=\(before)&timeout=5")
+            #expect(again.status == 200, "the replacing push is not after the cursor: \(again)")
         }
     }
 }

@@ -21,4 +21,38 @@ import Testing
             #expect(devices.status == 200)
         }
     }
+
+    /// A device whose write failed (the store full) is not left in memory only: once the store has room, the
+    /// next push to its token registers it again, and the API finds it after that push's 200.
+    @Test func deviceWhoseWriteFailedIsRegisteredByTheNextPush() async throws {
+        try await withServer(configure: {
+            $0.storage.synchronous = "normal"
+            $0.storage.maxSizeMB = 0.5
+        }) { server in
+            let base = server.httpBase
+            // Fill the store until pushes fail.
+            let fill = try await run("/usr/bin/env", args: [
+                "python3", TestPaths.packageRoot + "/tests/python/new_tokens_probe.py", "--port", "\(server.httpPort)",
+                "--token", server.providerToken, "--count", "3000", "--connections", "4", "--mode", "push",
+            ], timeout: 120)
+            #expect((jsonObject(fill.stdout)?["pushFailures"] as? Int ?? 0) > 0, "the store never filled: \(fill)")
+            let tokens = (0..<10).map { String(format: "%02x", 0x40 + $0) + String(repeating: "e7", count: 31) }
+            for token in tokens {
+                #expect(try await pushAlert(server, device: token).isEmpty, "a push to a full store was answered 200")
+            }
+            _ = try await apiRequest("DELETE", base + "/api/v1/notifications?all=true")
+            var ready = false
+            for _ in 0..<100 where !ready {
+                ready = (try await apiRequest("GET", base + "/readyz")).status == 200
+                if !ready { try await Task.sleep(nanoseconds: 100_000_000) }
+            }
+            try #require(ready, "the store did not get room back")
+            for token in tokens {
+                let apnsID = try await pushAlert(server, device: token)
+                #expect(!apnsID.isEmpty)
+                let device = try await apiRequest("GET", base + "/api/v1/devices/\(token)")
+                #expect(device.status == 200, "\(token): pushed 200, device \(device.status)")
+            }
+        }
+    }
 }

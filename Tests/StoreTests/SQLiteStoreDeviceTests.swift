@@ -86,6 +86,23 @@ import Testing
         #expect(cache.lookup("k") == nil)
     }
 
+    /// A cache that fills up and clears does not let a read from before the clear cache "absent" over a
+    /// device registered meanwhile; the registration's commit caches it again.
+    @Test func clearingTheCacheKeepsRegisteredDevicesVisible() {
+        let cache = RecordCache<String>(capacity: 3)
+        cache.set("a", for: "a")
+        cache.set("b", for: "b")
+        let ticket = cache.readTicket()      // a read of "x" begins (before "x" is registered)
+        cache.setIfAbsent("x", for: "x")     // registered: its insert is queued
+        cache.set("y", for: "y")             // the fourth key clears the cache
+        cache.fill(nil, for: "x", readSince: ticket)
+        #expect(cache.lookup("x") == nil, "a read from before the clear cached over the registration")
+        cache.set("x", for: "x")             // the insert commits
+        #expect(cache.lookup("x") == .some("x"))
+        cache.setIfAbsent("other", for: "x")
+        #expect(cache.lookup("x") == .some("x"))
+    }
+
     /// Apps save, replace, list by bundle ID, and delete.
     @Test func appsCRUD() throws {
         let app = AppRecord(

@@ -1,4 +1,5 @@
 // APNs Sandbox — the HTTP/1.1 Upgrade to cleartext HTTP/2 (h2c, RFC 7540 §3.2): when an offer can be taken.
+import Support
 
 /// The rules of an h2c upgrade offer (`curl --http2 http://…`, `nghttp -u`), as pure functions.
 ///
@@ -36,7 +37,7 @@ enum H2CUpgrade {
 
     /// `value` as a SETTINGS payload: base64url decoded and validated; nil if it is not one.
     static func decodeSettings(_ value: String) -> [UInt8]? {
-        guard let payload = base64URLDecode(value), payload.count % 6 == 0, payload.count / 6 <= maxSettings
+        guard !value.isEmpty, let payload = Base64URL.decode(value), payload.count % 6 == 0, payload.count / 6 <= maxSettings
         else { return nil }
         var index = 0
         while index < payload.count {
@@ -55,44 +56,6 @@ enum H2CUpgrade {
             index += 6
         }
         return payload
-    }
-
-    /// Strict base64url (`A–Z a–z 0–9 - _`, RFC 4648 §5): no `+`, `/` or whitespace; `=` padding only where
-    /// it belongs. Nil for anything else, and for an empty value (HTTP2-Settings is a token68, never empty).
-    static func base64URLDecode(_ text: String) -> [UInt8]? {
-        var symbols = Array(text.utf8)
-        guard !symbols.isEmpty else { return nil }
-        if symbols.last == UInt8(ascii: "=") {
-            guard symbols.count % 4 == 0 else { return nil }
-            while symbols.last == UInt8(ascii: "=") { symbols.removeLast() }
-            guard symbols.count % 4 >= 2 else { return nil }
-        }
-        guard symbols.count % 4 != 1 else { return nil }
-        var output: [UInt8] = []
-        output.reserveCapacity(symbols.count * 3 / 4)
-        var accumulator: UInt32 = 0
-        var bits = 0
-        for symbol in symbols {
-            guard let value = sextet(symbol) else { return nil }
-            accumulator = accumulator << 6 | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
-            }
-        }
-        return output
-    }
-
-    private static func sextet(_ symbol: UInt8) -> UInt8? {
-        switch symbol {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"): symbol - UInt8(ascii: "A")
-        case UInt8(ascii: "a")...UInt8(ascii: "z"): symbol - UInt8(ascii: "a") + 26
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): symbol - UInt8(ascii: "0") + 52
-        case UInt8(ascii: "-"): 62
-        case UInt8(ascii: "_"): 63
-        default: nil
-        }
     }
 
     /// Whether any of the comma-separated `values` has an element equal to `token` (lowercase), ignoring case.

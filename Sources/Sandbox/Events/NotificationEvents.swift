@@ -65,6 +65,31 @@ public enum NotificationEvents {
         "/api/v1/notifications/" + apnsID + part + "?device=" + deviceToken
     }
 
+    /// Where an attachment is served: its identifier (which an extension chooses freely) percent-encoded
+    /// as one path segment.
+    public static func attachmentHref(apnsID: String, deviceToken: String, identifier: String) -> String {
+        href(apnsID: apnsID, deviceToken: deviceToken, under: "/attachments/" + percentEncodedSegment(identifier))
+    }
+
+    /// Every byte but the unreserved characters (RFC 3986 §2.3) as `%XX`.
+    static func percentEncodedSegment(_ text: String) -> String {
+        var result = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                 UInt8(ascii: "~"):
+                result.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".unicodeScalars)
+                result.unicodeScalars.append("%")
+                result.unicodeScalars.append(hex[Int(byte >> 4)])
+                result.unicodeScalars.append(hex[Int(byte & 0x0F)])
+            }
+        }
+        return result
+    }
+
     /// What the user sees, as in the REST API's `DisplayedContent` (attachments with their download path).
     static func contentJSON(_ content: DisplayedContent, apnsID: String, deviceToken: String) -> [UInt8] {
         var writer = JSONWriter()
@@ -84,7 +109,7 @@ public enum NotificationEvents {
             item.member("identifier", attachment.identifier)
             item.member("type", attachment.type)
             item.member("size", attachment.size)
-            item.member("href", href(apnsID: apnsID, deviceToken: deviceToken, under: "/attachments/" + attachment.identifier))
+            item.member("href", attachmentHref(apnsID: apnsID, deviceToken: deviceToken, identifier: attachment.identifier))
             return item.finish()
         })
         return writer.finish()

@@ -200,7 +200,7 @@ struct DisplayedContentDTO: Codable, Sendable {
         attachments = content.attachments.map { attachment in
             AttachmentDTO(
                 identifier: attachment.identifier, type: attachment.type, size: attachment.size,
-                href: NotificationEvents.href(apnsID: apnsID, deviceToken: deviceToken, under: "/attachments/" + attachment.identifier))
+                href: NotificationEvents.attachmentHref(apnsID: apnsID, deviceToken: deviceToken, identifier: attachment.identifier))
         }
     }
 }

@@ -5,6 +5,7 @@ import Foundation
 import HTTP
 import Sandbox
 import Support
+import Synchronization
 
 /// Devices: list, create (token generated or given), read, change (online/offline, locale, install
 /// and uninstall apps, keychain keys, token rotation), delete, and the Notification Center.
@@ -54,15 +55,14 @@ struct DeviceRoutes: Sendable {
         var seen = Set<String>()
         let apps = try APIBody.bundleIDs(request.apps ?? []).filter { seen.insert($0).inserted }
         let keys = try APIBody.keys(request.keys ?? [:])
-        if try APIResponse.store({ try service.devices.device(token: token) }) != nil {
-            throw APIError(status: 409, code: "exists", message: "Device \(token) exists")
-        }
         let now = service.clock.nowMilliseconds
         let record = DeviceRecord(
             token: token, environment: environment, locale: try APIBody.locale(request.locale ?? "en_US"),
             isOnline: request.online ?? true, apps: apps.map { InstalledAppRecord(bundleID: $0, installedAt: now) },
             keys: keys, createdAt: now)
-        try APIResponse.store { try service.save(record) }
+        guard try APIResponse.store({ try service.create(record) }) else {
+            throw APIError(status: 409, code: "exists", message: "Device \(token) exists")
+        }
         var response = HTTPResponse.json(status: 201, encoding: DeviceDTO(record))
         response.headers.set("location", "/api/v1/devices/\(token)")
         return response
@@ -154,6 +154,15 @@ struct AppRoutes: Sendable {
     let registry: DeviceRegistry
     /// The programs an `exec` extension set through the API may name.
     let execPolicy: ExecPolicy
+    /// Serialises the read-modify-write of apps (two PATCHes at once must not lose one of their changes).
+    /// Held across the store write, on a worker thread (API handlers never run on an event loop).
+    private let writes = AppWriteLock()
+
+    init(devices: any DeviceRepository, registry: DeviceRegistry, execPolicy: ExecPolicy) {
+        self.devices = devices
+        self.registry = registry
+        self.execPolicy = execPolicy
+    }
 
     func register(on router: inout Router) {
         router.get("/api/v1/apps") { _, _ in
@@ -163,7 +172,7 @@ struct AppRoutes: Sendable {
             }
         }
         router.post("/api/v1/apps") { request, _ in
-            APIResponse.run { try create(request.body) }
+            APIResponse.run { try writes.serialized { try create(request.body) } }
         }
         router.get("/api/v1/apps/{bundleId}") { _, parameters in
             APIResponse.run {
@@ -175,7 +184,7 @@ struct AppRoutes: Sendable {
             }
         }
         router.on("PATCH", "/api/v1/apps/{bundleId}") { request, parameters in
-            APIResponse.run { try update(parameters["bundleId"] ?? "", request.body) }
+            APIResponse.run { try writes.serialized { try update(parameters["bundleId"] ?? "", request.body) } }
         }
     }
 
@@ -220,5 +229,14 @@ struct AppRoutes: Sendable {
         try APIResponse.store { try devices.saveApp(record) }
         registry.upsert(App(bundleID: record.bundleID, teamID: record.teamID))
         return .json(encoding: AppDTO(record))
+    }
+}
+
+/// One app change at a time (the routes are values; the lock is shared by reference).
+private final class AppWriteLock: Sendable {
+    private let lock = Mutex(())
+
+    func serialized<T>(_ body: () throws -> T) throws -> T {
+        try lock.withLock { _ in try body() }
     }
 }

@@ -56,14 +56,29 @@ final class DeviceService: Sendable {
     /// it takes no lock of this service.
     func autoRegistered(_ device: Device) {
         let record = Self.record(from: device, online: true, createdAt: clock.nowMilliseconds)
+        let registry = self.registry
         devices.registerDevice(record) { [logger] result in
-            if case .failure(let error) = result {
-                logger?.warning("storing an auto-registered device failed", [
-                    ("device.token_prefix", String(record.token.prefix(8))), ("error", "\(error)"),
-                ])
-            }
+            guard case .failure(let error) = result else { return }
+            logger?.warning("storing an auto-registered device failed; the next push to it registers it again", [
+                ("device.token_prefix", String(record.token.prefix(8))), ("error", "\(error)"),
+            ])
+            // Not here: a write refused at once completes under the registry's shard lock (see above).
+            DispatchQueue.global().async { registry.forget(device) }
         }
         announce("auto-registered", token: record.token, device: record)
+    }
+
+    /// Creates a device unless one with its token exists (checked and written under one lock, so two
+    /// concurrent creations of a token cannot both succeed). - Returns: false when it existed.
+    func create(_ record: DeviceRecord) throws -> Bool {
+        let created = try lock.withLock { _ -> Bool in
+            guard try devices.device(token: record.token) == nil else { return false }
+            try devices.saveDevice(record)
+            if let device = Self.device(from: record) { registry.upsert(device) }
+            return true
+        }
+        if created { announce("created", token: record.token, device: record) }
+        return created
     }
 
     /// Creates or replaces a device (API and config seeding).

@@ -17,7 +17,8 @@ import Webhooks
 /// fingerprint keeps the stored state, so changes made through the API survive restarts; an entry that
 /// changed in the file since is applied again, replacing what the API set (logged). A new entry is simply
 /// added; an app only listed in `teams[].apps` is created once and never touched again; entities removed
-/// from the file stay in the store (delete them through the API).
+/// from the file stay in the store (delete them through the API). A stored app or device without a
+/// fingerprint (written by an earlier version) is adopted as it is: the file's entry applies once it changes.
 enum ConfigurationSeed {
     /// Applies teams' apps, `apps` and `devices`, then loads every stored app and device into the registry
     /// the provider endpoint reads.
@@ -45,7 +46,19 @@ enum ConfigurationSeed {
             let fromFile = AppRecord(
                 bundleID: app.bundleID, teamID: app.teamID, strings: app.strings, serviceExtensionJSON: extensionJSON,
                 configuredAs: fingerprint)
-            if let stored, stored.configuredAs != nil, !Self.sameContent(stored, fromFile) {
+            if var adopted = stored, adopted.configuredAs == nil {
+                // Stored before fingerprints (an earlier version re-applied the file at every start, so it
+                // differs only by API changes since the last start): kept, as devices are.
+                if !Self.sameContent(adopted, fromFile) {
+                    logger.notice("app changed through the API kept; the file's entry applies once it changes", [
+                        ("app", app.bundleID),
+                    ])
+                }
+                adopted.configuredAs = fingerprint
+                try store.saveApp(adopted)
+                continue
+            }
+            if let stored, !Self.sameContent(stored, fromFile) {
                 logger.warning("the configuration file changed this app since it was last applied: its entry replaces the stored one (changes made through the API are gone)", [
                     ("app", app.bundleID),
                 ])

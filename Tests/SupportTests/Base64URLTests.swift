@@ -1,5 +1,5 @@
 // APNs Sandbox — base64url encoding and decoding.
-import APNsProtocol
+import Support
 import Testing
 
 @Suite struct Base64URLTests {

@@ -1,6 +1,7 @@
-// APNs Sandbox — base64url (RFC 4648 §5) for JWT parts.
+// APNs Sandbox — base64url (RFC 4648 §5): JWT parts, HTTP2-Settings.
 
-/// base64url encoding and decoding, as JWTs use it (RFC 7515: no padding).
+/// base64url encoding and decoding, as JWTs use it (RFC 7515: no padding) — the one codec of the sandbox:
+/// provider tokens (APNsProtocol), the token signer (Crypto), HTTP2-Settings (HTTP).
 public enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
@@ -44,6 +45,11 @@ public enum Base64URL {
         }
         guard accumulator == 0 else { return nil }
         return output
+    }
+
+    /// Decodes base64url text (see ``decode(_:)-(Substring)``).
+    public static func decode(_ text: String) -> [UInt8]? {
+        decode(text[...])
     }
 
     /// Encodes `bytes` as base64url without padding.
