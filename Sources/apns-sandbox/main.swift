@@ -90,8 +90,9 @@ func serve(_ arguments: ArraySlice<String>) -> Never {
     let flags = options(arguments, allowed: ["--config", "--data-dir", "--tls-port", "--http-port", "--host", "--log-level"], command: "serve")
     let environment = ProcessInfo.processInfo.environment
     var configuration = SandboxConfiguration()
+    let path = flags["--config"] ?? environment["APNS_SANDBOX_CONFIG"].flatMap({ $0.isEmpty ? nil : $0 })
     do {
-        if let path = flags["--config"] ?? environment["APNS_SANDBOX_CONFIG"].flatMap({ $0.isEmpty ? nil : $0 }) {
+        if let path {
             configuration = try SandboxConfiguration.load(path: path)
         }
         try configuration.applyEnvironment(environment)
@@ -100,6 +101,10 @@ func serve(_ arguments: ArraySlice<String>) -> Never {
         if let value = flags["--host"] { configuration.setHost(value) }
         if let value = flags["--tls-port"] { configuration.setPort(try SandboxConfiguration.port(value, "--tls-port"), tls: true) }
         if let value = flags["--http-port"] { configuration.setPort(try SandboxConfiguration.port(value, "--http-port"), tls: false) }
+        // Checked here too, so that a problem names the file it comes from (flags and variables included).
+        try configuration.validate()
+    } catch let error as ConfigurationError where path != nil && !error.description.hasPrefix("invalid configuration") {
+        fail("invalid configuration \(path ?? ""): \(error)")
     } catch {
         fail("\(error)")
     }

@@ -45,6 +45,11 @@ import Testing
             let device = try await apiRequest("GET", base + "/devices/\(deviceToken)")
             #expect(device.json?["online"] as? Bool == true)
 
+            let fraction = try await apiRequest(
+                "POST", base + "/webhooks", #"{"url":"http://127.0.0.1:9/x","maxConcurrentDeliveries":1.5}"#)
+            #expect(fraction.status == 400)
+            let fractionMessage = (fraction.json?["error"] as? [String: Any])?["message"] as? String ?? ""
+            #expect(fractionMessage.contains("maxConcurrentDeliveries: 1.5 must be a whole number"), "\(fractionMessage)")
             let wrongType = try await apiRequest("POST", base + "/devices", #"{"apps":["com.a",7]}"#)
             #expect(wrongType.status == 400)
             let message = (wrongType.json?["error"] as? [String: Any])?["message"] as? String ?? ""

@@ -166,4 +166,16 @@ import Testing
             #expect(!log.contains(token), "the provider token is in the log")
         }
     }
+
+    /// A value the configuration file gets wrong is reported with the file and the key path as written.
+    @Test func validationErrorsNameTheFileAndKey() async throws {
+        let binary = try GracefulShutdownTests.executable()
+        let directory = try makeTemporaryDirectory("bad-config")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let config = directory + "/sandbox.json"
+        try #"{"listeners":[{"name":"tls","host":"::","port":99999,"tls":true}]}"#.write(toFile: config, atomically: true, encoding: .utf8)
+        let output = try await run(binary, args: ["serve", "--config", config, "--data-dir", directory + "/data"])
+        #expect(output.status == 2)
+        #expect(output.stderrText.contains("invalid configuration \(config): listeners[0].port (listener tls): 99999"), "\(output)")
+    }
 }

@@ -146,6 +146,8 @@ import Testing
         (#"{"delivery":{"lowPriorityDelay":1}}"#, "delivery.lowPriorityDelay: unknown key"),
         (#"{"apns":{"unknownDeviceToken":"strict"}}"#, "apns.unknownDeviceToken: unknown key"),
         (#"{"logLevel":5}"#, "logLevel: must be a string"),
+        (#"{"limits":{"maxConnections":3.5}}"#, "limits.maxConnections: 3.5 must be a whole number"),
+        (#"{"listeners":[{"name":"a","host":"::","port":1e30,"tls":false}]}"#, "listeners[0].port: 1e30 must be a whole number"),
         (#"{"admin":{"authentication":"sometimes"}}"#, "admin.authentication: is not one of the accepted values"),
     ])
     func configurationErrorsNameTheKey(text: String, expected: String) throws {

@@ -56,12 +56,14 @@ public final class HTTPPipeline: Sendable {
         // the authorization's credentials left out.
         if options.requestLogging || logger.level <= .debug {
             let elapsed = Double(MonotonicNow.nanoseconds() &- startedAt) / 1_000_000
-            logger.log(options.requestLogging ? .info : .debug, "request", [
+            var fields = [
                 ("http.method", request.method), ("http.path", String(request.path)),
                 ("http.status", "\(response.status)"), ("http.version", request.version.rawValue),
-                ("conn.id", "\(request.connection.id)"), ("h2.stream_id", "\(request.streamID)"),
-                ("duration_ms", String(format2(elapsed))),
-            ])
+                ("conn.id", "\(request.connection.id)"),
+            ]
+            if request.version == .http2 { fields.append(("h2.stream_id", "\(request.streamID)")) }
+            fields.append(("duration_ms", String(format2(elapsed))))
+            logger.log(options.requestLogging ? .info : .debug, "request", fields)
             if logger.level <= .trace {
                 let fields = request.headers.map { field in
                     field.name == "authorization" ? "authorization: \(field.value.split(separator: " ").first ?? "") <redacted>"

@@ -35,6 +35,12 @@ enum APIBody {
         }
         do {
             return try JSONDecoder().decode(T.self, from: Data(body))
+        } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
+            if let unfit = UnfitNumber.find(in: tree, decodes: { (try? JSONDecoder().decode(T.self, from: Data($0.serialized.utf8))) != nil }) {
+                throw APIError(
+                    status: 400, code: "invalid_field", message: "Field \(unfit.path): \(unfit.number) must be a whole number")
+            }
+            throw APIError(status: 400, code: "invalid_json", message: "The body is not JSON of the expected shape")
         } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context),
                 let DecodingError.keyNotFound(_, context), let DecodingError.dataCorrupted(context) {
             let path = KeyPathText.text(context.codingPath)

@@ -144,8 +144,9 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
         }
         // The sandbox's own strict reader first: Foundation's decoder lets trailing commas and the like
         // through, and its syntax errors say little about where.
+        let tree: JSON
         do {
-            _ = try JSON.parse(Array(data))
+            tree = try JSON.parse(Array(data))
         } catch let error as JSON.ParseError {
             let (line, column) = Self.lineAndColumn(of: error.offset, in: Array(data))
             throw ConfigurationError("invalid configuration \(path): not valid JSON at line \(line), column \(column)")
@@ -158,6 +159,14 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
             configuration.baseDirectory = directory.isEmpty ? "." : directory
             return configuration
         } catch let error as DecodingError {
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
+                let unfit = UnfitNumber.find(in: tree, decodes: { candidate in
+                    (try? JSONDecoder().decode(SandboxConfiguration.self, from: Data(candidate.serialized.utf8))) != nil
+                })
+            {
+                throw ConfigurationError(
+                    "invalid configuration \(path): \(unfit.path): \(unfit.number) must be a whole number of at most 19 digits")
+            }
             throw ConfigurationError("invalid configuration \(path): \(Self.describe(error))")
         }
     }
@@ -228,8 +237,8 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
         guard Logger.Level(name: logLevel) != nil else {
             throw ConfigurationError("logLevel \"\(logLevel)\" is not one of trace, debug, info, notice, warning, error")
         }
-        for listener in listeners where !(0...65_535).contains(listener.port) {
-            throw ConfigurationError("listener \(listener.name): port \(listener.port) is out of range")
+        for (index, listener) in listeners.enumerated() where !(0...65_535).contains(listener.port) {
+            throw ConfigurationError("listeners[\(index)].port (listener \(listener.name)): \(listener.port) is not a port (0–65535)")
         }
         if (tls.certificateFile == nil) != (tls.privateKeyFile == nil) {
             throw ConfigurationError("tls.certificateFile and tls.privateKeyFile must be given together")
@@ -239,9 +248,11 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
         guard environments.contains(apns.defaultEnvironment) else {
             throw ConfigurationError("apns.defaultEnvironment must be development or production")
         }
-        for listener in listeners {
+        for (index, listener) in listeners.enumerated() {
             if let environment = listener.environment, !environments.contains(environment) {
-                throw ConfigurationError("listener \(listener.name): environment must be development or production")
+                throw ConfigurationError(
+                    "listeners[\(index)].environment (listener \(listener.name)) must be development or production, "
+                        + "not \"\(environment)\"")
             }
         }
         if let problem = webhooks.problems().first { throw ConfigurationError(problem) }

@@ -90,9 +90,7 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
     /// `host`, with an IPv4-mapped IPv6 address written as IPv4 (`192.0.2.1`, not `::ffff:192.0.2.1`).
     public var clientHost: String {
         let client = self.client
-        guard client.isIPv4 else { return host }
-        let v4 = UInt32(truncatingIfNeeded: client.low)
-        return "\(v4 >> 24).\(v4 >> 16 & 0xFF).\(v4 >> 8 & 0xFF).\(v4 & 0xFF)"
+        return client.isIPv4 ? client.description : host
     }
 
     func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws -> R) rethrows -> R {
