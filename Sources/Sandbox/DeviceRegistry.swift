@@ -111,15 +111,15 @@ public final class DeviceRegistry: Sendable {
     public func resolve(
         token: DeviceToken, environment: APNsEnvironment, bundleID: String, now: Int64
     ) -> Result<Device, APNsError> {
-        let handler = autoRegisterHandler.withLock { $0 }
-        return shard(for: token).devices.withLock { devices in
+        shard(for: token).devices.withLock { devices in
             guard let device = devices[token] else {
                 guard unknownTokenPolicy == .autoRegister else { return .failure(APNsError(.badDeviceToken)) }
                 let newDevice = Device(
                     token: token, environment: environment,
                     apps: [InstalledApp(bundleID: bundleID, installedAt: now)], isAutoRegistered: true)
                 devices[token] = newDevice
-                handler?.call(newDevice)
+                // Only new tokens take the handler's lock (lock order: shard, then handler).
+                autoRegisterHandler.withLock { $0 }?.call(newDevice)
                 return .success(newDevice)
             }
             guard device.environment == environment else { return .failure(APNsError(.badDeviceToken)) }

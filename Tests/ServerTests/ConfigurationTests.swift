@@ -237,6 +237,16 @@ import Testing
         return answer.json ?? [:]
     }
 
+    /// The fingerprint of a file's entry is stable across releases (a change would make every upgrade
+    /// re-apply the file over the API's changes): pinned for one entry.
+    @Test func fingerprintsArePinned() throws {
+        let app = AppConfiguration(bundleID: "com.example.app", teamID: "TEAM", strings: ["en": ["K": "v"]])
+        let fingerprint = try ConfigurationSeed.fingerprint(app)
+        #expect(fingerprint == Self.pinnedAppFingerprint, "the fingerprint changed: \(fingerprint)")
+    }
+
+    static let pinnedAppFingerprint = "5c2b2c2446f36432faaa4128d714b4427bf2b55a9fce7d32f96055d6fc30604b"
+
     /// An extension set through the API survives a restart with the same file; once the file's entry for the
     /// app changes, the file wins (and the log says so). A device of the file keeps its API changes likewise.
     @Test func apiChangesSurviveRestartsUntilTheFileChanges() async throws {
