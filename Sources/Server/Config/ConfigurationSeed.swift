@@ -17,8 +17,10 @@ import Webhooks
 /// fingerprint keeps the stored state, so changes made through the API survive restarts; an entry that
 /// changed in the file since is applied again, replacing what the API set (logged). A new entry is simply
 /// added; an app only listed in `teams[].apps` is created once and never touched again; entities removed
-/// from the file stay in the store (delete them through the API). A stored app or device without a
-/// fingerprint (written by an earlier version) is adopted as it is: the file's entry applies once it changes.
+/// from the file stay in the store (delete them through the API). A stored app without a fingerprint (from
+/// `teams[].apps`, or written by an earlier version, which re-applied the file at every start) gets the
+/// file's entry, with a warning when that replaces something different; a stored device without one (an
+/// earlier version never re-applied devices) is adopted as it is.
 enum ConfigurationSeed {
     /// Applies teams' apps, `apps` and `devices`, then loads every stored app and device into the registry
     /// the provider endpoint reads.
@@ -26,11 +28,6 @@ enum ConfigurationSeed {
         _ configuration: SandboxConfiguration, devices: DeviceService, store: SQLiteStore, logger: Logger
     ) throws {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        for team in configuration.teams {
-            for bundleID in team.apps where try store.app(bundleID: bundleID) == nil {
-                try store.saveApp(AppRecord(bundleID: bundleID, teamID: team.teamID))
-            }
-        }
         for app in configuration.apps {
             let extensionJSON = app.serviceExtension?.serialized
             if let extensionJSON {
@@ -46,24 +43,19 @@ enum ConfigurationSeed {
             let fromFile = AppRecord(
                 bundleID: app.bundleID, teamID: app.teamID, strings: app.strings, serviceExtensionJSON: extensionJSON,
                 configuredAs: fingerprint)
-            if var adopted = stored, adopted.configuredAs == nil {
-                // Stored before fingerprints (an earlier version re-applied the file at every start, so it
-                // differs only by API changes since the last start): kept, as devices are.
-                if !Self.sameContent(adopted, fromFile) {
-                    logger.notice("app changed through the API kept; the file's entry applies once it changes", [
-                        ("app", app.bundleID),
-                    ])
-                }
-                adopted.configuredAs = fingerprint
-                try store.saveApp(adopted)
-                continue
-            }
             if let stored, !Self.sameContent(stored, fromFile) {
-                logger.warning("the configuration file changed this app since it was last applied: its entry replaces the stored one (changes made through the API are gone)", [
-                    ("app", app.bundleID),
-                ])
+                let message = stored.configuredAs == nil
+                    ? "the configuration file's entry replaces the stored app (stored before entries were fingerprinted, or created from teams[].apps); changes made through the API are gone"
+                    : "the configuration file changed this app since it was last applied: its entry replaces the stored one (changes made through the API are gone)"
+                logger.warning(message, [("app", app.bundleID)])
             }
             try store.saveApp(fromFile)
+        }
+        // After `apps`: an app listed in both gets its entry, not a bare record first.
+        for team in configuration.teams {
+            for bundleID in team.apps where try store.app(bundleID: bundleID) == nil {
+                try store.saveApp(AppRecord(bundleID: bundleID, teamID: team.teamID))
+            }
         }
         for device in configuration.devices {
             guard let token = DeviceToken(hex: device.token) else {
