@@ -226,7 +226,7 @@ public final class SandboxServer: Sendable {
     /// Warns when a key whose private half is public is configured on a server other machines can reach:
     /// anyone there can push (and so auto-register devices, fill the store, feed webhooks).
     static func warnAboutPublicKeys(_ configuration: SandboxConfiguration, logger: Logger) {
-        let exposed = configuration.listeners.filter { !HostName.isLoopbackOnly($0.host) }.map(\.name)
+        let exposed = configuration.listenersReachableFromOtherMachines.map(\.name)
         guard !exposed.isEmpty else { return }
         for team in configuration.teams {
             for key in team.keys where publishedKeyIDs.contains(key.keyID) {

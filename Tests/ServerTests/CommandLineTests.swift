@@ -40,23 +40,12 @@ import Testing
         let device = String(repeating: "deadbeef", count: 8)
 
         func nghttpAgainst(environment: [String: String]) async throws -> ProcessOutput {
-            var started: (ChildProcess, Int)?
-            var lastOutput = ""
-            for attempt in 0..<3 where started == nil {
-                let port = try RawSocket.freePort()
-                let tlsPort = try RawSocket.freePort()
-                let candidate = try ChildProcess(binary, arguments: [
-                    "serve", "--config", config, "--data-dir", "\(directory)/data-\(environment.count)-\(attempt)",
-                    "--http-port", "\(port)", "--tls-port", "\(tlsPort)", "--log-level", "warning",
-                ], environment: environment)
-                if try await GracefulShutdownTests.waitUntilHealthy(port: port, server: candidate) {
-                    started = (candidate, port)
-                } else {
-                    candidate.send(signal: SIGKILL)
-                    lastOutput = candidate.finish(timeout: 5).description
-                }
+            let (server, port) = try await GracefulShutdownTests.startServing(binary, environment: environment) { port in
+                [
+                    "serve", "--config", config, "--data-dir", "\(directory)/data-\(environment.count)-\(port)",
+                    "--http-port", "\(port)", "--tls-port", "0", "--log-level", "warning",
+                ]
             }
-            let (server, port) = try #require(started, "the server did not start: \(lastOutput)")
             defer { server.send(signal: SIGKILL) }
             return try await run("nghttp", args: [
                 "-n", "-m", "3", "-t", "10", "-d", payload, "-H", "authorization: bearer \(jwt)",
@@ -78,22 +67,11 @@ import Testing
         let directory = try makeTemporaryDirectory("healthcheck")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let config = directory + "/sandbox.json"
-        var started: (ChildProcess, Int)?
-        var lastOutput = ""
-        // A free port may be taken by another test before the server binds it: try another.
-        for _ in 0..<3 where started == nil {
-            let port = try RawSocket.freePort()
+        let (server, port) = try await GracefulShutdownTests.startServing(binary) { port in
             try #"{"dataDirectory":"\#(directory)/data","listeners":[{"name":"cleartext","host":"::","port":\#(port),"tls":false}]}"#
                 .write(toFile: config, atomically: true, encoding: .utf8)
-            let candidate = try ChildProcess(binary, arguments: ["serve", "--config", config, "--log-level", "warning"])
-            if try await GracefulShutdownTests.waitUntilHealthy(port: port, server: candidate) {
-                started = (candidate, port)
-            } else {
-                candidate.send(signal: SIGKILL)
-                lastOutput = candidate.finish(timeout: 5).description
-            }
+            return ["serve", "--config", config, "--log-level", "warning"]
         }
-        let (server, port) = try #require(started, "the server did not start: \(lastOutput)")
         defer { server.send(signal: SIGKILL) }
         let viaFlag = try await run(binary, args: ["healthcheck", "--config", config])
         #expect(viaFlag.status == 0, "\(viaFlag)")
@@ -139,20 +117,12 @@ import Testing
         let token = try await run(binary, args: ["token", "--config", config]).stdoutText
             .trimmingCharacters(in: .whitespacesAndNewlines)
         for level in ["debug", "trace"] {
-            var started: (ChildProcess, Int)?
-            for _ in 0..<3 where started == nil {
-                let port = try RawSocket.freePort()
-                let candidate = try ChildProcess(binary, arguments: [
+            let (server, port) = try await GracefulShutdownTests.startServing(binary) { port in
+                [
                     "serve", "--config", config, "--data-dir", directory + "/data-" + level, "--tls-port", "0",
                     "--http-port", "\(port)", "--host", "127.0.0.1", "--log-level", level,
-                ])
-                if try await GracefulShutdownTests.waitUntilHealthy(port: port, server: candidate) {
-                    started = (candidate, port)
-                } else {
-                    candidate.send(signal: SIGKILL)
-                }
+                ]
             }
-            let (server, port) = try #require(started)
             defer { server.send(signal: SIGKILL) }
             let base = "http://127.0.0.1:\(port)"
             let accepted = try await pushAlert(base: base, authorization: "authorization: bearer \(token)")

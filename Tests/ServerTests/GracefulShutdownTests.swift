@@ -54,13 +54,23 @@ struct GracefulShutdownTests {
     /// Starts `apns-sandbox serve` on a free cleartext port (TLS on port 0) and waits until it is healthy.
     /// Retries with another port if the one picked was taken in between.
     static func startBinary(_ binary: String, dataDirectory: String, config: String) async throws -> (ChildProcess, Int) {
+        try await startServing(binary) { port in
+            [
+                "serve", "--config", config, "--data-dir", dataDirectory, "--tls-port", "0", "--http-port", "\(port)",
+                "--host", "127.0.0.1", "--log-level", "warning",
+            ]
+        }
+    }
+
+    /// Starts `apns-sandbox` with the arguments `arguments` gives for a free port (its cleartext listener's),
+    /// and waits until it answers `/healthz` there; another port is tried when one was taken meanwhile.
+    static func startServing(
+        _ binary: String, environment: [String: String]? = nil, _ arguments: (Int) throws -> [String]
+    ) async throws -> (ChildProcess, Int) {
         var lastError = ""
         for _ in 0..<3 {
             let port = try RawSocket.freePort()
-            let server = try ChildProcess(binary, arguments: [
-                "serve", "--config", config, "--data-dir", dataDirectory, "--tls-port", "0", "--http-port", "\(port)",
-                "--host", "127.0.0.1", "--log-level", "warning",
-            ])
+            let server = try ChildProcess(binary, arguments: try arguments(port), environment: environment)
             // Still running a moment later: the answer came from this process, not another on a reused port.
             if try await waitUntilHealthy(port: port, server: server), server.wait(timeout: 0.2) == nil {
                 return (server, port)

@@ -15,7 +15,7 @@ extension AdminAccessPolicy {
     static func make(configuration: SandboxConfiguration, logger: Logger) throws -> AdminAccessPolicy {
         let admin = configuration.admin
         let adminListeners = configuration.listeners.filter(\.admin)
-        let exposed = adminListeners.filter { !HostName.isLoopbackOnly($0.host) }
+        let exposed = configuration.listenersReachableFromOtherMachines.filter(\.admin)
         let requiresToken = switch admin.authentication {
         case .required: true
         case .off: false

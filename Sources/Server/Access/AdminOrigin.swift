@@ -40,6 +40,13 @@ struct AdminOrigin: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+extension SandboxConfiguration {
+    /// The listeners bound to an address other than loopback: other machines can reach them.
+    var listenersReachableFromOtherMachines: [Listener] {
+        listeners.filter { !HostName.isLoopbackOnly($0.host) }
+    }
+}
+
 /// Host names and addresses of `Host` headers and listener configurations.
 enum HostName {
     /// Splits `host[:port]` (IPv6 in brackets) into the host (lower case, no brackets) and the port.

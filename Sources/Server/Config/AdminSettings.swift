@@ -51,16 +51,6 @@ public struct AdminSettings: Codable, Sendable, Equatable, StrictlyKeyed {
         allowedOrigins = try c.decodeIfPresent([String].self, forKey: .allowedOrigins) ?? d.allowedOrigins
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: Keys.self)
-        try c.encode(authentication, forKey: .authentication)
-        try c.encodeIfPresent(token, forKey: .token)
-        try c.encodeIfPresent(tokenFile, forKey: .tokenFile)
-        try c.encode(username, forKey: .username)
-        try c.encode(allowedHosts, forKey: .allowedHosts)
-        try c.encode(allowedOrigins, forKey: .allowedOrigins)
-    }
-
     /// Shortest token accepted from the configuration or the environment.
     public static let minimumTokenLength = 16
 

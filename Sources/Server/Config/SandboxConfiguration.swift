@@ -41,16 +41,6 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
             environment = try c.decodeIfPresent(String.self, forKey: .environment)
             admin = try c.decodeIfPresent(Bool.self, forKey: .admin) ?? true
         }
-
-        public func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: Keys.self)
-            try c.encode(name, forKey: .name)
-            try c.encode(host, forKey: .host)
-            try c.encode(port, forKey: .port)
-            try c.encode(tls, forKey: .tls)
-            try c.encodeIfPresent(environment, forKey: .environment)
-            try c.encode(admin, forKey: .admin)
-        }
     }
 
     /// Server certificate: generated into the data directory unless both files are given.
