@@ -23,8 +23,10 @@ struct GracefulShutdownTests {
                 + "`swift build --build-tests` before `swift test`")
     }
 
-    /// Waits until `GET /healthz` answers 200 on `port`.
-    static func waitUntilHealthy(port: Int, server: ChildProcess, timeout: Double = 15) async throws -> Bool {
+    /// Waits until `GET /healthz` answers 200 on `port`. A server that exits is noticed at once; the long
+    /// timeout is for the first seconds of a full `swift test`, when hundreds of tests start together on two
+    /// cores and a server (or this test's own polling) can wait its turn for a long time (seen: over 15 s).
+    static func waitUntilHealthy(port: Int, server: ChildProcess, timeout: Double = 60) async throws -> Bool {
         let deadline = monotonicSeconds() + timeout
         while monotonicSeconds() < deadline {
             if server.wait(timeout: 0) != nil { return false }
