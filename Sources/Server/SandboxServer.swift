@@ -170,7 +170,7 @@ public final class SandboxServer: Sendable {
             keys: keys, registry: registry, sink: RecordingPushSink(recent: pushes, events: recorder), settings: settings, listenerEnvironments: listenerEnvironments,
             receiver: engine, logger: logger.with("component", "provider"))
 
-        var router = Router()
+        var router = Router(errors: ErrorResponder(logger: logger.with("component", "api")))
         provider.register(on: &router)  // first: the hot path matches at once
         HealthRoutes.register(on: &router, state: state, caCertificatePEM: Array(caPEM))
         PushLogRoutes.register(on: &router, pushes: pushes)

@@ -65,6 +65,42 @@ extension SQLiteStore {
         }
     }
 
+    /// One writer task: the read, the change and the write share its transaction, and the cache is
+    /// updated in commit order (on the writer thread) before `committed` runs.
+    public func modifyDevice(
+        token: String, _ change: @escaping @Sendable (DeviceRecord?) throws -> DeviceChange,
+        committed: @escaping @Sendable (_ before: DeviceRecord?, _ after: DeviceRecord?) -> Void
+    ) throws -> DeviceModification {
+        let cache = deviceCache
+        return try write({ connection in
+            let before = try Self.readDevice(token: token, on: connection)
+            switch try change(before) {
+            case .keep:
+                return DeviceModification(before: before, after: before)
+            case .save(let record):
+                precondition(record.token == token, "modifyDevice saves the device it read")
+                let json = try Self.encodeJSON(record)
+                try connection.withStatement(
+                    "INSERT INTO devices(token, record) VALUES (?, ?) ON CONFLICT(token) DO UPDATE SET record = excluded.record"
+                ) { statement in
+                    try statement.bind(token, at: 1)
+                    try statement.bind(json, at: 2)
+                    try statement.step()
+                }
+                return DeviceModification(before: before, after: record)
+            case .delete:
+                try connection.withStatement("DELETE FROM devices WHERE token = ?") { statement in
+                    try statement.bind(token, at: 1)
+                    try statement.step()
+                }
+                return DeviceModification(before: before, after: nil)
+            }
+        }, committed: { modification in
+            cache.set(modification.after, for: token)
+            committed(modification.before, modification.after)
+        })
+    }
+
     public func device(token: String) throws -> DeviceRecord? {
         if let cached = deviceCache.lookup(token) { return cached }
         let ticket = deviceCache.readTicket()
@@ -74,12 +110,14 @@ extension SQLiteStore {
     }
 
     private func readDevice(token: String) throws -> DeviceRecord? {
-        try read { connection in
-            try connection.withStatement("SELECT record FROM devices WHERE token = ?") { statement in
-                try statement.bind(token, at: 1)
-                guard try statement.step() else { return nil }
-                return try Self.decodeJSON(DeviceRecord.self, statement.bytes(at: 0))
-            }
+        try read { connection in try Self.readDevice(token: token, on: connection) }
+    }
+
+    private static func readDevice(token: String, on connection: SQLiteConnection) throws -> DeviceRecord? {
+        try connection.withStatement("SELECT record FROM devices WHERE token = ?") { statement in
+            try statement.bind(token, at: 1)
+            guard try statement.step() else { return nil }
+            return try decodeJSON(DeviceRecord.self, statement.bytes(at: 0))
         }
     }
 

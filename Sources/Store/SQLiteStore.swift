@@ -194,8 +194,11 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
 
     /// Runs `body` in its own transaction on the writer thread and waits for the commit.
     /// - Returns: What `body` returned.
-    func write<Value: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> Value) throws -> Value {
-        try waitForWriter(body, joiningGroupCommit: false)
+    /// `committed` runs on the writer thread right after the commit, before the next write completes.
+    func write<Value: Sendable>(
+        _ body: @escaping @Sendable (SQLiteConnection) throws -> Value, committed: (@Sendable (Value) -> Void)? = nil
+    ) throws -> Value {
+        try waitForWriter(body, joiningGroupCommit: false, committed: committed)
     }
 
     /// Like ``write(_:)``, but `body` runs inside the next group-commit transaction instead of its own
@@ -206,11 +209,15 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
     }
 
     private func waitForWriter<Value: Sendable>(
-        _ body: @escaping @Sendable (SQLiteConnection) throws -> Value, joiningGroupCommit: Bool
+        _ body: @escaping @Sendable (SQLiteConnection) throws -> Value, joiningGroupCommit: Bool,
+        committed: (@Sendable (Value) -> Void)? = nil
     ) throws -> Value {
         guard !queue.isOnWriterThread else { throw StoreError.wrongThread() }
         let done = Latch<Result<any Sendable, any Error>>()
-        let completion: @Sendable (Result<any Sendable, any Error>) -> Void = { done.fulfill($0) }
+        let completion: @Sendable (Result<any Sendable, any Error>) -> Void = { result in
+            if let committed, case .success(let value) = result, let value = value as? Value { committed(value) }
+            done.fulfill(result)
+        }
         let item: WriteItem = joiningGroupCommit
             ? .batchedTask(body: body, completion: completion) : .task(body: body, completion: completion)
         if let error = queue.enqueue(item) {

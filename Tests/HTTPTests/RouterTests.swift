@@ -1,5 +1,6 @@
 // APNs Sandbox — routing by method and path.
 import HTTP
+import Support
 import Testing
 
 @Suite struct RouterTests {
@@ -76,5 +77,40 @@ import Testing
         #expect(fields.values(for: "x-multi") == ["3"])
         fields.set("content-type", nil)
         #expect(!fields.contains("content-type"))
+    }
+
+    private struct Teapot: HTTPErrorResponse {
+        var response: HTTPResponse { .jsonError(status: 418, code: "teapot", message: "short and stout") }
+    }
+
+    private struct Secret: Error, CustomStringConvertible {
+        var description: String { "no such table: secrets (SELECT * FROM secrets)" }
+    }
+
+    /// What handlers (or their blocking work) throw goes through the router's one ErrorResponder: an
+    /// error that is a response answers with it; any other is a 500 naming an id, its text only logged.
+    @Test func mapsThrownErrorsInOnePlace() throws {
+        let sink = LogSink.capturing()
+        var router = Router(errors: ErrorResponder(logger: Logger(label: "test", sink: sink)))
+        router.get("/teapot") { _, _ in throw Teapot() }
+        router.get("/secret") { _, _ in throw Secret() }
+        router.get("/blocking-secret") { _, _ in .blocking { throw Secret() } }
+        #expect(status(router.respond(to: HTTPRequest(method: "GET", target: "/teapot"))) == 418)
+        let secret = router.respond(to: HTTPRequest(method: "GET", target: "/secret"))
+        #expect(status(secret) == 500)
+        #expect(body(secret).contains("\"code\":\"internal\""))
+        #expect(!body(secret).contains("secrets"))
+        guard case .blocking(let job) = router.respond(to: HTTPRequest(method: "GET", target: "/blocking-secret")) else {
+            Issue.record("expected blocking work")
+            return
+        }
+        let answered = try job()
+        #expect(answered.status == 500)
+        #expect(!String(decoding: answered.body, as: UTF8.self).contains("secrets"))
+        let lines = sink.capturedLines
+        #expect(lines.count == 2)
+        #expect(lines.allSatisfy { $0.contains("no such table: secrets") && $0.contains("error.id=") })
+        let id = try #require(body(secret).firstMatch(of: /error\.id=([0-9a-f]{12})/)?.1)
+        #expect(lines.first?.contains(String(id)) == true)
     }
 }

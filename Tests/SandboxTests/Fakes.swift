@@ -223,6 +223,21 @@ final class FakeDeviceRepository: DeviceRepository {
         }
         completion(.success(added))
     }
+    func modifyDevice(
+        token: String, _ change: @escaping @Sendable (DeviceRecord?) throws -> DeviceChange,
+        committed: @escaping @Sendable (DeviceRecord?, DeviceRecord?) -> Void
+    ) throws -> DeviceModification {
+        try devicesByToken.withLock { devices in
+            let before = devices[token]
+            switch try change(before) {
+            case .keep: break
+            case .save(let record): devices[token] = record
+            case .delete: devices[token] = nil
+            }
+            committed(before, devices[token])
+            return DeviceModification(before: before, after: devices[token])
+        }
+    }
     func device(token: String) throws -> DeviceRecord? { devicesByToken.withLock { $0[token] } }
     func devices(limit: Int, offset: Int) throws -> [DeviceRecord] {
         let all = devicesByToken.withLock { Array($0.values) }.sorted { $0.token < $1.token }

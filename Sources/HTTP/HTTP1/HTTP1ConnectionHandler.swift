@@ -38,7 +38,7 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
         var isStreaming = false
         var isChunked = false
         /// A blocking handler's work, until it is handed to the worker pool.
-        var blockingJob: (@Sendable () -> HTTPResponse)?
+        var blockingJob: (@Sendable () throws -> HTTPResponse)?
         /// Its method is not safe (RFC 9110 §9.2.1): it must not run beside other requests.
         var isUnsafe: Bool {
             switch request.method {

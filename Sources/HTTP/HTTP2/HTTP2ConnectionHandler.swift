@@ -43,7 +43,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     struct BlockingJob {
         let stream: Stream
         let request: HTTPRequest
-        let job: @Sendable () -> HTTPResponse
+        let job: @Sendable () throws -> HTTPResponse
     }
 
     /// Per-stream request assembly and response state.

@@ -14,7 +14,8 @@ public enum HandlerResult: Sendable {
     /// loop. Each connection runs at most `maxBlockingRequestsPerConnection` of these at once and starts
     /// one only while the response bytes waiting for its client are within
     /// `maxOutputBytesPerConnection`; one whose request is cancelled before it starts never runs.
-    case blocking(@Sendable () -> HTTPResponse)
+    /// What it throws is answered by the ``Router``'s ``ErrorResponder``.
+    case blocking(@Sendable () throws -> HTTPResponse)
 
     /// Runs `body` as a task and responds with its result.
     public static func async(_ body: @escaping @Sendable () async -> HTTPResponse) -> HandlerResult {

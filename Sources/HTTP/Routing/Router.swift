@@ -1,5 +1,6 @@
 // APNs Sandbox — method + path routing with `{parameter}` segments.
 import Glibc
+import Support
 
 /// Path parameters captured by a route pattern such as `/3/device/{token}`.
 public struct PathParameters: Sendable {
@@ -16,9 +17,10 @@ public struct PathParameters: Sendable {
 
 /// Routes requests by method and path. Patterns are literal segments and `{name}` captures;
 /// a trailing `{name...}` captures the rest of the path. Unknown paths get 404, known paths
-/// with another method 405 with `Allow`, both as JSON errors.
+/// with another method 405 with `Allow`, both as JSON errors. What a handler throws, or its
+/// ``HandlerResult/blocking(_:)`` work throws, is answered by ``errors``.
 public struct Router: HTTPResponder {
-    public typealias Handler = @Sendable (HTTPRequest, PathParameters) -> HandlerResult
+    public typealias Handler = @Sendable (HTTPRequest, PathParameters) throws -> HandlerResult
 
     private enum Segment: Sendable {
         case literal([UInt8])
@@ -38,7 +40,12 @@ public struct Router: HTTPResponder {
         .response(.jsonError(status: 404, code: "not_found", message: "No route for \(request.path)"))
     }
 
-    public init() {}
+    /// The one mapping of handlers' errors to responses.
+    public let errors: ErrorResponder
+
+    public init(errors: ErrorResponder = ErrorResponder(logger: Logger(label: "http"))) {
+        self.errors = errors
+    }
 
     public mutating func on(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
         let segments: [Segment] = pattern.split(separator: "/", omittingEmptySubsequences: true).map { part in
@@ -65,7 +72,7 @@ public struct Router: HTTPResponder {
         for route in routes {
             guard let parameters = Self.match(route.segments, path) else { continue }
             if route.method == request.method || route.method == "*" || (request.method == "HEAD" && route.method == "GET") {
-                return route.handler(request, parameters)
+                return answer(request, parameters, route.handler)
             }
             allowed.append(route.method)
         }
@@ -75,7 +82,25 @@ public struct Router: HTTPResponder {
             response.headers.set("allow", allowed.joined(separator: ", "))
             return .response(response)
         }
-        return notFound(request, PathParameters())
+        return answer(request, PathParameters(), notFound)
+    }
+
+    private func answer(_ request: HTTPRequest, _ parameters: PathParameters, _ handler: Handler) -> HandlerResult {
+        let result: HandlerResult
+        do {
+            result = try handler(request, parameters)
+        } catch {
+            return .response(errors.response(for: error, to: request))
+        }
+        guard case .blocking(let job) = result else { return result }
+        let errors = self.errors
+        return .blocking {
+            do {
+                return try job()
+            } catch {
+                return errors.response(for: error, to: request)
+            }
+        }
     }
 
     /// Matches `path` segment by segment over its UTF-8 bytes, without allocating (hot path).

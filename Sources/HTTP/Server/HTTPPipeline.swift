@@ -10,12 +10,15 @@ public final class HTTPPipeline: Sendable {
     public let logger: Logger
     /// Where ``HandlerResult/blocking(_:)`` work runs.
     let blockingPool: BlockingWorkPool
+    /// Answers what a blocking job throws when the responder is not a ``Router`` (which maps its own).
+    let errors: ErrorResponder
 
     public init(responder: any HTTPResponder, options: HTTPServerOptions, logger: Logger) {
         self.responder = responder
         self.options = options
         self.logger = logger
         self.blockingPool = BlockingWorkPool(threads: options.blockingThreads)
+        self.errors = ErrorResponder(logger: logger)
     }
 
     /// Ends the worker threads of blocking handlers (after the jobs already queued).
@@ -26,12 +29,18 @@ public final class HTTPPipeline: Sendable {
     /// Runs `job` on a worker thread unless `request` is cancelled by then; `completion` gets its
     /// response (nil when skipped) on the worker thread.
     func runBlocking(
-        _ job: @escaping @Sendable () -> HTTPResponse, for request: HTTPRequest,
+        _ job: @escaping @Sendable () throws -> HTTPResponse, for request: HTTPRequest,
         completion: @escaping @Sendable (HTTPResponse?) -> Void
     ) {
         let cancellation = request.cancellation
+        let errors = self.errors
         blockingPool.submit {
-            completion(cancellation.isCancelled ? nil : job())
+            guard !cancellation.isCancelled else { return completion(nil) }
+            do {
+                completion(try job())
+            } catch {
+                completion(errors.response(for: error, to: request))
+            }
         }
     }
 

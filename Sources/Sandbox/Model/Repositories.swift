@@ -155,6 +155,25 @@ public struct AppRecord: Sendable, Codable, Equatable {
     }
 }
 
+/// What ``DeviceRepository/modifyDevice(token:_:committed:)`` does with a device.
+public enum DeviceChange: Sendable {
+    case keep
+    /// Creates or replaces it (the record's token is the one modified).
+    case save(DeviceRecord)
+    case delete
+}
+
+/// A device before and after ``DeviceRepository/modifyDevice(token:_:committed:)``.
+public struct DeviceModification: Sendable {
+    public var before: DeviceRecord?
+    public var after: DeviceRecord?
+
+    public init(before: DeviceRecord?, after: DeviceRecord?) {
+        self.before = before
+        self.after = after
+    }
+}
+
 /// Durable devices and apps. Implementations must be safe from any thread; writes are durable
 /// when they return.
 public protocol DeviceRepository: Sendable {
@@ -164,6 +183,16 @@ public protocol DeviceRepository: Sendable {
     /// durable no later than the push). Reads see the device from the moment this returns.
     /// `completion` says whether it was added, once committed.
     func registerDevice(_ device: DeviceRecord, completion: @escaping @Sendable (Result<Bool, any Error>) -> Void)
+    /// Reads the device with `token`, lets `change` say what becomes of it, writes that and commits, as one
+    /// step no other write interleaves with: read-modify-write without a lock held across the commit.
+    /// `committed` gets the records before and after right after the commit, before any later write
+    /// completes, so in-memory copies kept in step there stay in commit order (it must be quick and must
+    /// not wait for the store). What `change` throws is rethrown; nothing is written then.
+    /// - Returns: The records before and after (equal when `change` kept it).
+    func modifyDevice(
+        token: String, _ change: @escaping @Sendable (DeviceRecord?) throws -> DeviceChange,
+        committed: @escaping @Sendable (_ before: DeviceRecord?, _ after: DeviceRecord?) -> Void
+    ) throws -> DeviceModification
     func device(token: String) throws -> DeviceRecord?
     func devices(limit: Int, offset: Int) throws -> [DeviceRecord]
     @discardableResult

@@ -14,29 +14,29 @@ struct DeviceRoutes: Sendable {
 
     func register(on router: inout Router) {
         router.get("/api/v1/devices") { request, _ in
-            APIResponse.run { try list(QueryParameters(request.query)) }
+            .blocking { try list(QueryParameters(request.query)) }
         }
         router.post("/api/v1/devices") { request, _ in
-            APIResponse.run { try create(request.body) }
+            .blocking { try create(request.body) }
         }
         router.get("/api/v1/devices/{token}") { _, parameters in
-            APIResponse.run { try read(parameters["token"] ?? "") }
+            .blocking { try read(parameters["token"] ?? "") }
         }
         router.on("PATCH", "/api/v1/devices/{token}") { request, parameters in
-            APIResponse.run { try update(parameters["token"] ?? "", request.body) }
+            .blocking { try update(parameters["token"] ?? "", request.body) }
         }
         router.on("DELETE", "/api/v1/devices/{token}") { _, parameters in
-            APIResponse.run { try delete(parameters["token"] ?? "") }
+            .blocking { try delete(parameters["token"] ?? "") }
         }
         router.get("/api/v1/devices/{token}/notification-center") { _, parameters in
-            APIResponse.run { try notificationCenter(parameters["token"] ?? "") }
+            .blocking { try notificationCenter(parameters["token"] ?? "") }
         }
     }
 
     func list(_ query: QueryParameters) throws -> HTTPResponse {
         let limit = try query.integer("limit", default: 100, in: 1...1000)
         let offset = try query.integer("offset", default: 0, in: 0...Int(Int32.max))
-        let page = try APIResponse.store { try service.devices.devices(limit: limit, offset: offset) }
+        let page = try service.devices.devices(limit: limit, offset: offset)
         return .json(encoding: ["devices": page.map(DeviceDTO.init)])
     }
 
@@ -60,7 +60,7 @@ struct DeviceRoutes: Sendable {
             token: token, environment: environment, locale: try APIBody.locale(request.locale ?? "en_US"),
             isOnline: request.online ?? true, apps: apps.map { InstalledAppRecord(bundleID: $0, installedAt: now) },
             keys: keys, createdAt: now)
-        guard try APIResponse.store({ try service.create(record) }) else {
+        guard try service.create(record) else {
             throw APIError(status: 409, code: "exists", message: "Device \(token) exists")
         }
         var response = HTTPResponse.json(status: 201, encoding: DeviceDTO(record))
@@ -69,7 +69,7 @@ struct DeviceRoutes: Sendable {
     }
 
     func read(_ token: String) throws -> HTTPResponse {
-        guard let record = try APIResponse.store({ try service.devices.device(token: Self.normalized(token)) }) else {
+        guard let record = try service.devices.device(token: Self.normalized(token)) else {
             throw APIError(status: 404, code: "not_found", message: "No device \(token)")
         }
         return .json(encoding: DeviceDTO(record))
@@ -111,7 +111,7 @@ struct DeviceRoutes: Sendable {
             var moved = updated
             moved.token = fresh
             moved.apps = updated.apps.filter { $0.uninstalledAt == nil }
-            try APIResponse.store { try service.save(moved) }
+            try service.save(moved)
             _ = try service.update(token: current) { record in
                 for index in record.apps.indices where record.apps[index].uninstalledAt == nil {
                     record.apps[index].uninstalledAt = now
@@ -123,7 +123,7 @@ struct DeviceRoutes: Sendable {
     }
 
     func delete(_ token: String) throws -> HTTPResponse {
-        guard try APIResponse.store({ try service.delete(token: Self.normalized(token)) }) else {
+        guard try service.delete(token: Self.normalized(token)) else {
             throw APIError(status: 404, code: "not_found", message: "No device \(token)")
         }
         return HTTPResponse(status: 204)
@@ -131,10 +131,10 @@ struct DeviceRoutes: Sendable {
 
     func notificationCenter(_ token: String) throws -> HTTPResponse {
         let normalized = Self.normalized(token)
-        guard try APIResponse.store({ try service.devices.device(token: normalized) }) != nil else {
+        guard try service.devices.device(token: normalized) != nil else {
             throw APIError(status: 404, code: "not_found", message: "No device \(token)")
         }
-        let center = try APIResponse.store { try service.engine.notificationCenter(token: normalized) }
+        let center = try service.engine.notificationCenter(token: normalized)
         return .json(encoding: NotificationCenterDTO(center, deviceToken: normalized))
     }
 
@@ -166,25 +166,25 @@ struct AppRoutes: Sendable {
 
     func register(on router: inout Router) {
         router.get("/api/v1/apps") { _, _ in
-            APIResponse.run {
-                let apps = try APIResponse.store { try devices.apps() }
+            .blocking {
+                let apps = try devices.apps()
                 return .json(encoding: ["apps": apps.map(AppDTO.init)])
             }
         }
         router.post("/api/v1/apps") { request, _ in
-            APIResponse.run { try writes.serialized { try create(request.body) } }
+            .blocking { try writes.serialized { try create(request.body) } }
         }
         router.get("/api/v1/apps/{bundleId}") { _, parameters in
-            APIResponse.run {
+            .blocking {
                 let bundleID = parameters["bundleId"] ?? ""
-                guard let app = try APIResponse.store({ try devices.app(bundleID: bundleID) }) else {
+                guard let app = try devices.app(bundleID: bundleID) else {
                     throw APIError(status: 404, code: "not_found", message: "No app \(bundleID)")
                 }
                 return .json(encoding: AppDTO(app))
             }
         }
         router.on("PATCH", "/api/v1/apps/{bundleId}") { request, parameters in
-            APIResponse.run { try writes.serialized { try update(parameters["bundleId"] ?? "", request.body) } }
+            .blocking { try writes.serialized { try update(parameters["bundleId"] ?? "", request.body) } }
         }
     }
 
@@ -198,13 +198,13 @@ struct AppRoutes: Sendable {
         guard let teamID = request.teamId, !teamID.isEmpty, teamID.count <= 64 else {
             throw APIError(status: 422, code: "invalid_team_id", message: "teamId is required")
         }
-        if try APIResponse.store({ try devices.app(bundleID: bundleID) }) != nil {
+        if try devices.app(bundleID: bundleID) != nil {
             throw APIError(status: 409, code: "exists", message: "App \(bundleID) exists")
         }
         let record = AppRecord(
             bundleID: bundleID, teamID: teamID, strings: request.strings ?? [:],
             serviceExtensionJSON: try request.serviceExtension.flatMap { $0 == .null ? nil : try APIBody.serviceExtensionText($0, execPolicy: execPolicy) })
-        try APIResponse.store { try devices.saveApp(record) }
+        try devices.saveApp(record)
         registry.upsert(App(bundleID: bundleID, teamID: teamID))
         return .json(status: 201, encoding: AppDTO(record))
     }
@@ -213,7 +213,7 @@ struct AppRoutes: Sendable {
         guard let request = try APIBody.decode(AppRequest.self, from: body, allowEmpty: false) else {
             throw APIError(status: 400, code: "invalid_json", message: "A JSON object is required")
         }
-        guard var record = try APIResponse.store({ try devices.app(bundleID: bundleID) }) else {
+        guard var record = try devices.app(bundleID: bundleID) else {
             throw APIError(status: 404, code: "not_found", message: "No app \(bundleID)")
         }
         if let teamID = request.teamId {
@@ -226,7 +226,7 @@ struct AppRoutes: Sendable {
         if let serviceExtension = request.serviceExtension {
             record.serviceExtensionJSON = serviceExtension == .null ? nil : try APIBody.serviceExtensionText(serviceExtension, execPolicy: execPolicy)
         }
-        try APIResponse.store { try devices.saveApp(record) }
+        try devices.saveApp(record)
         registry.upsert(App(bundleID: record.bundleID, teamID: record.teamID))
         return .json(encoding: AppDTO(record))
     }

@@ -4,7 +4,6 @@ import Dispatch
 import Foundation
 import Sandbox
 import Support
-import Synchronization
 
 /// Keeps the in-memory `DeviceRegistry` (read by every push) and the durable `DeviceRepository`
 /// (read by the delivery engine) in step, and tells the engine about online/offline and uninstalls.
@@ -17,8 +16,6 @@ final class DeviceService: Sendable {
     let events: EventRecorder?
     /// Where failed writes of auto-registered devices are reported (nil: nowhere).
     let logger: Logger?
-    /// Serialises read-modify-write of device records.
-    private let lock = Mutex(())
 
     init(
         registry: DeviceRegistry, devices: any DeviceRepository, engine: DeliveryEngine, clock: any SandboxClock,
@@ -68,70 +65,61 @@ final class DeviceService: Sendable {
         announce("auto-registered", token: record.token, device: record)
     }
 
-    /// Creates a device unless one with its token exists (checked and written under one lock, so two
+    /// Creates a device unless one with its token exists (checked and written in one store step, so two
     /// concurrent creations of a token cannot both succeed). - Returns: false when it existed.
     func create(_ record: DeviceRecord) throws -> Bool {
-        let created = try lock.withLock { _ -> Bool in
-            guard try devices.device(token: record.token) == nil else { return false }
-            try devices.saveDevice(record)
-            if let device = Self.device(from: record) { registry.upsert(device) }
-            return true
-        }
+        let change = try modify(record.token) { current in current == nil ? .save(record) : .keep }
+        let created = change.before == nil
         if created { announce("created", token: record.token, device: record) }
         return created
     }
 
     /// Creates or replaces a device (API and config seeding).
     func save(_ record: DeviceRecord) throws {
-        let existed = try lock.withLock { _ in
-            let existed = try devices.device(token: record.token) != nil
-            try devices.saveDevice(record)
-            if let device = Self.device(from: record) { registry.upsert(device) }
-            return existed
-        }
-        announce(existed ? "updated" : "created", token: record.token, device: record)
+        let change = try modify(record.token) { _ in .save(record) }
+        announce(change.before != nil ? "updated" : "created", token: record.token, device: record)
     }
 
-    func update(token: String, _ change: (inout DeviceRecord) throws -> Void) throws -> DeviceRecord {
-        let result: Result<(DeviceRecord, DeviceRecord), APIError> = lock.withLock { _ in
-            do {
-                guard var record = try devices.device(token: token) else {
-                    return .failure(APIError(status: 404, code: "not_found", message: "No device \(token)"))
-                }
-                let before = record
-                try change(&record)
-                try devices.saveDevice(record)
-                if let device = Self.device(from: record) { registry.upsert(device) }
-                return .success((before, record))
-            } catch let error as APIError {
-                return .failure(error)
-            } catch {
-                return .failure(APIError(status: 500, code: "store_error", message: "\(error)"))
+    func update(token: String, _ change: @escaping @Sendable (inout DeviceRecord) throws -> Void) throws -> DeviceRecord {
+        let modification = try modify(token) { current in
+            guard var record = current else {
+                throw APIError(status: 404, code: "not_found", message: "No device \(token)")
             }
+            try change(&record)
+            return record == current ? .keep : .save(record)
         }
-        let (before, after) = try result.get()
+        guard let before = modification.before, let after = modification.after else {
+            throw APIError(status: 404, code: "not_found", message: "No device \(token)")
+        }
         if before != after { announce("updated", token: token, device: after) }
-        do {
-            for app in after.apps where app.uninstalledAt != nil {
-                if before.apps.first(where: { $0.bundleID == app.bundleID })?.uninstalledAt == nil {
-                    try engine.uninstall(bundleID: app.bundleID, token: token)
-                }
+        for app in after.apps where app.uninstalledAt != nil {
+            if before.apps.first(where: { $0.bundleID == app.bundleID })?.uninstalledAt == nil {
+                try engine.uninstall(bundleID: app.bundleID, token: token)
             }
-            if before.isOnline != after.isOnline { try engine.setOnline(after.isOnline, token: token) }
-        } catch {
-            throw APIError(status: 500, code: "store_error", message: "\(error)")
         }
+        if before.isOnline != after.isOnline { try engine.setOnline(after.isOnline, token: token) }
         return after
     }
 
     func delete(token: String) throws -> Bool {
-        let deleted = try lock.withLock { _ in
-            let deleted = try devices.deleteDevice(token: token)
-            if let parsed = DeviceToken(hex: token) { registry.remove(token: parsed) }
-            return deleted
-        }
+        let deleted = try modify(token) { current in current == nil ? .keep : .delete }.before != nil
         if deleted { announce("deleted", token: token, device: nil) }
         return deleted
+    }
+
+    /// Read-modify-write of one device in the store, with no lock here: the store runs it as one writer
+    /// step, and the registry follows each commit in commit order (on the writer thread).
+    private func modify(
+        _ token: String, _ change: @escaping @Sendable (DeviceRecord?) throws -> DeviceChange
+    ) throws -> DeviceModification {
+        let registry = self.registry
+        return try devices.modifyDevice(token: token, change) { _, after in
+            if let after {
+                if let device = Self.device(from: after) { registry.upsert(device) }
+            } else if let parsed = DeviceToken(hex: token) {
+                registry.remove(token: parsed)
+            }
+        }
     }
 
     /// nil for a stored token that is not valid hex (never written by the sandbox itself).

@@ -24,21 +24,25 @@ struct NotificationRoutes: Sendable {
 
     func register(on router: inout Router) {
         router.get("/api/v1/notifications") { request, _ in
-            APIResponse.run { try list(QueryParameters(request.query)) }
+            .blocking { try list(QueryParameters(request.query)) }
         }
         router.on("DELETE", "/api/v1/notifications") { request, _ in
-            APIResponse.run { try delete(QueryParameters(request.query)) }
+            .blocking { try delete(QueryParameters(request.query)) }
         }
         router.get("/api/v1/notifications/wait") { request, _ in
-            APIResponse.deferring { try waitForCount(QueryParameters(request.query), cancellation: request.cancellation) }
+            try waitForCount(QueryParameters(request.query), cancellation: request.cancellation)
         }
         router.get("/api/v1/notifications/{apnsId}") { request, parameters in
-            APIResponse.deferring {
-                try get(parameters["apnsId"] ?? "", QueryParameters(request.query), cancellation: request.cancellation)
+            let query = QueryParameters(request.query)
+            let apnsID = parameters["apnsId"] ?? ""
+            // The plain read on a worker; a long-poll parks a waiter after one indexed read on the loop.
+            guard try query.seconds("wait", in: 0...300) ?? 0 > 0 else {
+                return .blocking { .json(encoding: NotificationDTO(try find(apnsID, query))) }
             }
+            return try get(apnsID, query, cancellation: request.cancellation)
         }
         router.get("/api/v1/notifications/{apnsId}/attachments/{identifier}") { request, parameters in
-            APIResponse.run {
+            .blocking {
                 try attachment(apnsID: parameters["apnsId"] ?? "", identifier: parameters["identifier"] ?? "",
                                device: QueryParameters(request.query)["device"]?.lowercased())
             }
@@ -48,7 +52,7 @@ struct NotificationRoutes: Sendable {
     /// Serves an attached file from the notification's attachment store (`device`: which device's
     /// notification, when the apns-id went to several; the newest otherwise).
     func attachment(apnsID: String, identifier: String, device: String?) throws -> HTTPResponse {
-        guard let record = try APIResponse.store({ try notifications.notification(apnsID: apnsID, deviceToken: device) }) else {
+        guard let record = try notifications.notification(apnsID: apnsID, deviceToken: device) else {
             throw APIError(status: 404, code: "not_found", message: "No notification \(apnsID)")
         }
         guard let attachment = record.displayed?.attachments.first(where: { $0.identifier == identifier }),
@@ -89,9 +93,9 @@ struct NotificationRoutes: Sendable {
         let limit = try query.integer("limit", default: 50, in: 1...1000)
         let offset = try query.integer("offset", default: 0, in: 0...Int(Int32.max))
         // Read first: a record created while the page is read is after the cursor (seen again, never missed).
-        let cursor = try APIResponse.store { try notifications.latestCursor() }
-        let page = try APIResponse.store { try notifications.notifications(matching: filter, limit: limit, offset: offset) }
-        let total = try APIResponse.store { try notifications.count(matching: filter) }
+        let cursor = try notifications.latestCursor()
+        let page = try notifications.notifications(matching: filter, limit: limit, offset: offset)
+        let total = try notifications.count(matching: filter)
         return .json(encoding: NotificationListDTO(
             total: total, limit: limit, offset: offset, cursor: cursor, notifications: page.map(NotificationDTO.init)))
     }
@@ -101,9 +105,17 @@ struct NotificationRoutes: Sendable {
         if filter == NotificationFilter() && query["all"] != "true" {
             throw APIError(status: 400, code: "filter_required", message: "Give a filter (device, topic, bundleId, status, since) or all=true")
         }
-        let deleted = try APIResponse.store { try notifications.deleteNotifications(matching: filter) }
+        let deleted = try notifications.deleteNotifications(matching: filter)
         onDelete(deleted)
         return .json(Array("{\"deleted\":\(deleted.count)}".utf8))
+    }
+
+    /// The notification with this apns-id on `?device=` (the newest with it when no device is given).
+    func find(_ apnsID: String, _ query: QueryParameters) throws -> NotificationRecord {
+        guard let record = try notifications.notification(apnsID: apnsID, deviceToken: query["device"]?.lowercased()) else {
+            throw APIError(status: 404, code: "not_found", message: "No notification \(apnsID)")
+        }
+        return record
     }
 
     /// The notification with this apns-id on `?device=` (the newest with it when no device is given),
@@ -113,15 +125,7 @@ struct NotificationRoutes: Sendable {
         _ apnsID: String, _ query: QueryParameters, cancellation: RequestCancellation = RequestCancellation()
     ) throws -> HandlerResult {
         let wait = try query.seconds("wait", in: 0...300) ?? 0
-        let found: NotificationRecord?
-        do {
-            found = try notifications.notification(apnsID: apnsID, deviceToken: query["device"]?.lowercased())
-        } catch {
-            throw APIError(status: 500, code: "store_error", message: "\(error)")
-        }
-        guard let record = found else {
-            throw APIError(status: 404, code: "not_found", message: "No notification \(apnsID)")
-        }
+        let record = try find(apnsID, query)
         if wait <= 0 || record.status.isFinal {
             return .response(.json(encoding: NotificationDTO(record)))
         }
@@ -202,46 +206,5 @@ struct NotificationRoutes: Sendable {
         let page = NotificationListDTO(
             total: total, limit: min(count, 1000), offset: 0, cursor: cursor, notifications: records.map(NotificationDTO.init))
         return .json(status: satisfied ? 200 : 408, encoding: page)
-    }
-}
-
-/// Turns API errors into the sandbox's JSON problem responses.
-enum APIResponse {
-    /// Runs `body` (which reads or writes the store) on a worker thread, never on an event loop
-    /// (``HandlerResult/blocking(_:)``); its errors become problem responses.
-    static func run(_ body: @escaping @Sendable () throws -> HTTPResponse) -> HandlerResult {
-        .blocking {
-            do {
-                return try body()
-            } catch {
-                return problem(error)
-            }
-        }
-    }
-
-    static func deferring(_ body: () throws -> HandlerResult) -> HandlerResult {
-        do {
-            return try body()
-        } catch {
-            return .response(problem(error))
-        }
-    }
-
-    static func problem(_ error: any Error) -> HTTPResponse {
-        if let error = error as? APIError {
-            return .jsonError(status: error.status, code: error.code, message: error.message)
-        }
-        return .jsonError(status: 500, code: "internal", message: "\(error)")
-    }
-
-    /// Runs a store call, turning its failure into a 500 problem.
-    static func store<T>(_ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let error as APIError {
-            throw error
-        } catch {
-            throw APIError(status: 500, code: "store_error", message: "\(error)")
-        }
     }
 }

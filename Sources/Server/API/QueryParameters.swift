@@ -48,9 +48,13 @@ struct QueryParameters {
     }
 }
 
-/// An API error with the sandbox's JSON shape `{"error":{"code","message"}}`.
-struct APIError: Error {
+/// An API error with the sandbox's JSON shape `{"error":{"code","message"}}`: something the client
+/// asked for that cannot be done. Failures of the server itself are thrown as they are; the router's
+/// ``ErrorResponder`` answers those with a logged id, never their text.
+struct APIError: HTTPErrorResponse {
     var status: Int
     var code: String
     var message: String
+
+    var response: HTTPResponse { .jsonError(status: status, code: code, message: message) }
 }

@@ -25,7 +25,7 @@ struct AdminGuard: HTTPResponder {
             case .stream(let head, let start):
                 return .stream(Self.hardened(head, corsOrigin: corsOrigin), start)
             case .blocking(let work):
-                return .blocking { Self.hardened(work(), corsOrigin: corsOrigin) }
+                return .blocking { Self.hardened(try work(), corsOrigin: corsOrigin) }
             }
         }
     }

@@ -17,7 +17,7 @@ struct EventRoutes: Sendable {
 
     func register(on router: inout Router) {
         router.get("/api/v1/events") { request, _ in
-            APIResponse.deferring { try stream(request) }
+            try stream(request)
         }
     }
 

@@ -15,28 +15,28 @@ struct WebhookRoutes: Sendable {
 
     func register(on router: inout Router) {
         router.get("/api/v1/webhooks") { _, _ in
-            APIResponse.run { try list() }
+            .blocking { try list() }
         }
         router.post("/api/v1/webhooks") { request, _ in
-            APIResponse.run { try create(request.body) }
+            .blocking { try create(request.body) }
         }
         router.get("/api/v1/webhooks/{id}") { _, parameters in
-            APIResponse.run { .json(encoding: dto(try subscription(parameters["id"] ?? ""))) }
+            .blocking { .json(encoding: dto(try subscription(parameters["id"] ?? ""))) }
         }
         router.on("DELETE", "/api/v1/webhooks/{id}") { _, parameters in
-            APIResponse.run { try delete(parameters["id"] ?? "") }
+            .blocking { try delete(parameters["id"] ?? "") }
         }
         router.get("/api/v1/webhooks/{id}/deliveries") { request, parameters in
-            APIResponse.run { try deliveries(parameters["id"] ?? "", QueryParameters(request.query)) }
+            .blocking { try deliveries(parameters["id"] ?? "", QueryParameters(request.query)) }
         }
         router.post("/api/v1/webhooks/{id}/deliveries/{deliveryId}/replay") { _, parameters in
-            APIResponse.run { try replay(parameters["id"] ?? "", deliveryID: parameters["deliveryId"] ?? "") }
+            .blocking { try replay(parameters["id"] ?? "", deliveryID: parameters["deliveryId"] ?? "") }
         }
         router.post("/api/v1/webhooks/{id}/test") { _, parameters in
-            APIResponse.run { try test(parameters["id"] ?? "") }
+            .blocking { try test(parameters["id"] ?? "") }
         }
         router.post("/api/v1/webhooks/{id}/rotate-secret") { request, parameters in
-            APIResponse.run { try rotateSecret(parameters["id"] ?? "", request.body) }
+            .blocking { try rotateSecret(parameters["id"] ?? "", request.body) }
         }
     }
 
@@ -48,19 +48,19 @@ struct WebhookRoutes: Sendable {
             throw APIError(status: 422, code: "invalid_webhook", message: "secret must be whsec_ followed by base64 of 24 to 64 bytes")
         }
         let secret = request?.secret ?? WebhookSignature.generateSecret()
-        guard let rotated = try APIResponse.store({ try dispatcher.rotateSecret(subscriptionID: id, to: secret) }) else {
+        guard let rotated = try dispatcher.rotateSecret(subscriptionID: id, to: secret) else {
             throw APIError(status: 404, code: "not_found", message: "No webhook subscription \(id)")
         }
         return .json(encoding: dto(rotated, revealingSecret: true))
     }
 
     private func list() throws -> HTTPResponse {
-        let all = try APIResponse.store { try repository.subscriptions() }
+        let all = try repository.subscriptions()
         return .json(encoding: WebhookListDTO(webhooks: all.map { dto($0.subscription) }))
     }
 
     private func subscription(_ id: String) throws -> WebhookSubscription {
-        guard let found = try APIResponse.store({ try repository.subscriptions() }).first(where: { $0.subscription.id == id }) else {
+        guard let found = try repository.subscriptions().first(where: { $0.subscription.id == id }) else {
             throw APIError(status: 404, code: "not_found", message: "No webhook subscription \(id)")
         }
         return found.subscription
@@ -82,12 +82,12 @@ struct WebhookRoutes: Sendable {
             secret: request.secret ?? WebhookSignature.generateSecret(), description: request.description,
             maxConcurrentDeliveries: request.maxConcurrentDeliveries,
             createdAt: Int64((Date().timeIntervalSince1970 * 1000).rounded()), source: "api")
-        try APIResponse.store { try dispatcher.add(subscription) }
+        try dispatcher.add(subscription)
         return .json(status: 201, encoding: dto(subscription, revealingSecret: true))
     }
 
     private func delete(_ id: String) throws -> HTTPResponse {
-        guard try APIResponse.store({ try dispatcher.remove(id: id) }) else {
+        guard try dispatcher.remove(id: id) else {
             throw APIError(status: 404, code: "not_found", message: "No webhook subscription \(id)")
         }
         return HTTPResponse(status: 204)
@@ -109,19 +109,17 @@ struct WebhookRoutes: Sendable {
             }
             return value
         }
-        let page = try APIResponse.store {
-            try repository.deliveries(subscriptionID: id, status: status, limit: limit, beforeID: before)
-        }
+        let page = try repository.deliveries(subscriptionID: id, status: status, limit: limit, beforeID: before)
         return .json(encoding: WebhookDeliveryListDTO(deliveries: page.map(WebhookDeliveryDTO.init)))
     }
 
     private func replay(_ id: String, deliveryID: String) throws -> HTTPResponse {
         guard let number = Int64(deliveryID),
-            let original = try APIResponse.store({ try repository.delivery(id: number) }), original.subscriptionID == id
+            let original = try repository.delivery(id: number), original.subscriptionID == id
         else {
             throw APIError(status: 404, code: "not_found", message: "No delivery \(deliveryID) of webhook \(id)")
         }
-        guard let created = try APIResponse.store({ try dispatcher.replay(deliveryID: original.id) }) else {
+        guard let created = try dispatcher.replay(deliveryID: original.id) else {
             throw APIError(status: 404, code: "not_found", message: "No webhook subscription \(id)")
         }
         return .json(status: 202, encoding: WebhookDeliveryDTO(created))
@@ -129,7 +127,7 @@ struct WebhookRoutes: Sendable {
 
     private func test(_ id: String) throws -> HTTPResponse {
         _ = try subscription(id)
-        guard let created = try APIResponse.store({ try dispatcher.sendTest(subscriptionID: id) }) else {
+        guard let created = try dispatcher.sendTest(subscriptionID: id) else {
             throw APIError(status: 404, code: "not_found", message: "No webhook subscription \(id)")
         }
         return .json(status: 202, encoding: WebhookDeliveryDTO(created))

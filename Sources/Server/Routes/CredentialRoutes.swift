@@ -27,7 +27,7 @@ enum CredentialRoutes {
     static func register(on router: inout Router, dataDirectory: String) {
         router.post("/api/v1/apps/{bundleId}/client-certificates") { request, parameters in
             // Reads the CA key from disk and signs: a worker thread's job, not an event loop's.
-            APIResponse.run { try issue(bundleID: parameters["bundleId"] ?? "", body: request.body, dataDirectory: dataDirectory) }
+            .blocking { try issue(bundleID: parameters["bundleId"] ?? "", body: request.body, dataDirectory: dataDirectory) }
         }
     }
 

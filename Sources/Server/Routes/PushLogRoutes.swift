@@ -29,7 +29,7 @@ enum PushLogRoutes {
 
     static func register(on router: inout Router, pushes: RecentPushes) {
         router.get("/api/v1/pushes") { request, _ in
-            APIResponse.run { try listing(pushes, limit: QueryParameters(request.query).integer("limit", default: 100, in: 1...10_000)) }
+            .blocking { try listing(pushes, limit: QueryParameters(request.query).integer("limit", default: 100, in: 1...10_000)) }
         }
     }
 
