@@ -27,20 +27,21 @@ let package = Package(
         // C macros and library-version differences as real functions.
         .target(name: "CLibShims", dependencies: ["COpenSSL", "CZlib", "CSQLite3", "CNGHTTP2"]),
 
-        .target(name: "Support", swiftSettings: strict),
+        // Small leaf helpers every module may use (thread names and niceness, signals, base64url, logging).
+        .target(name: "Support", dependencies: ["CLinuxSystem"], swiftSettings: strict),
         .target(name: "APNsProtocol", dependencies: ["Support"], swiftSettings: strict),
         .target(name: "Sandbox", dependencies: ["APNsProtocol", "Support"], swiftSettings: strict),
         .target(name: "Transport", dependencies: ["Support", "CLinuxSystem", "COpenSSL", "CLibShims"], swiftSettings: strict),
         .target(name: "HTTP", dependencies: ["Support", "Transport", "CNGHTTP2", "CZlib", "CLibShims"], swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["Support", "COpenSSL", "CLibShims"], swiftSettings: strict),
-        .target(name: "Store", dependencies: ["Sandbox", "APNsProtocol", "CSQLite3", "CLibShims", "CLinuxSystem", "Support"], swiftSettings: strict),
+        .target(name: "Store", dependencies: ["Sandbox", "APNsProtocol", "CSQLite3", "CLibShims", "Support"], swiftSettings: strict),
         .target(name: "ExtensionRuntime", dependencies: ["Sandbox", "APNsProtocol", "Crypto", "Support", "CProcess"], swiftSettings: strict),
-        .target(name: "Webhooks", dependencies: ["Sandbox", "APNsProtocol", "Crypto", "Support", "CCurl", "CLinuxSystem"], swiftSettings: strict),
+        .target(name: "Webhooks", dependencies: ["Sandbox", "APNsProtocol", "Crypto", "Support", "CCurl"], swiftSettings: strict),
         .target(
             name: "Server",
-            dependencies: ["Support", "Transport", "HTTP", "Crypto", "APNsProtocol", "Sandbox", "Store", "ExtensionRuntime", "Webhooks", "CLinuxSystem"],
+            dependencies: ["Support", "Transport", "HTTP", "Crypto", "APNsProtocol", "Sandbox", "Store", "ExtensionRuntime", "Webhooks"],
             swiftSettings: strict),
-        .executableTarget(name: "apns-sandbox", dependencies: ["Server", "Support", "Crypto", "Transport"], swiftSettings: strict),
+        .executableTarget(name: "apns-sandbox", dependencies: ["Server", "Support", "Crypto"], swiftSettings: strict),
         // Apple's UNNotificationServiceExtension shape for `exec` extensions; Foundation only, no other target here.
         .target(name: "ServiceExtensionKit", swiftSettings: strict),
         .executableTarget(

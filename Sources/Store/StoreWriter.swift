@@ -1,8 +1,8 @@
 // APNs Sandbox — the writer thread: owns the write connection and commits queued work in batches.
-import CLinuxSystem
 import Foundation
 import Glibc
 import Sandbox
+import Support
 
 /// The body of the store's one writer thread (group commit).
 ///
@@ -81,7 +81,7 @@ final class StoreWriter {
         let finished = Latch<Void>()
         let thread = Thread {
             queue.writerThread.store(UInt(pthread_self()), ordering: .relaxed)
-            if settings.niceness != 0 { _ = CLinuxSystem_set_thread_niceness(settings.niceness) }
+            if settings.niceness != 0 { CurrentThread.setNiceness(settings.niceness) }
             defer {
                 // pthread IDs are reused: forget ours before another thread can get it.
                 queue.writerThread.store(0, ordering: .relaxed)

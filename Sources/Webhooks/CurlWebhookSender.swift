@@ -1,8 +1,8 @@
 // APNs Sandbox — webhook requests over libcurl's multi interface, on one low-priority thread.
 import CCurl
-import CLinuxSystem
 import Foundation
 import Glibc
+import Support
 import Synchronization
 
 /// ``WebhookSending`` over libcurl's multi interface: one dedicated thread runs every transfer, with
@@ -109,7 +109,7 @@ public final class CurlWebhookSender: WebhookSending, @unchecked Sendable {
     // MARK: - The transfer thread
 
     private func run() {
-        _ = CLinuxSystem_set_thread_niceness(niceness)
+        CurrentThread.setNiceness(niceness)
         var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
         while true {
             let (requests, isClosed) = state.withLock { state -> ([Request], Bool) in

@@ -3,7 +3,6 @@ import Crypto
 import Foundation
 import Server
 import Support
-import Transport
 
 let version = "0.1.0"
 

@@ -1,4 +1,5 @@
 // APNs Sandbox — listen addresses.
+import Support
 import Testing
 import Transport
 

@@ -1,6 +1,7 @@
 // APNs Sandbox — worker threads for handlers that may block, so event loops never do.
 import Dispatch
 import Foundation
+import Support
 import Synchronization
 import Transport
 

@@ -1,5 +1,4 @@
 // APNs Sandbox — live fan-out of logged events to Server-Sent Events subscribers, with resume.
-import CLinuxSystem
 import Dispatch
 import Foundation
 import Glibc
@@ -169,7 +168,7 @@ final class EventStreamHub: Sendable {
         // dispatch worker.
         Thread { [self] in
             // The kernel's name (what /proc and debuggers show), set from the thread itself.
-            _ = CLinuxSystem_set_thread_name("sse-catch-up")
+            CurrentThread.setName("sse-catch-up")
             catchUp(key, filter: filter, after: start, writer: writer)
         }.start()
     }

@@ -1,5 +1,6 @@
 // APNs Sandbox — IPv4/IPv6 socket addresses.
 import Glibc
+import Support
 
 /// An IPv4 or IPv6 address and port, as bound or accepted.
 public struct SocketAddress: Sendable, CustomStringConvertible {

@@ -1,21 +1,7 @@
-// APNs Sandbox — errors from system calls, and the one helper that makes them.
+// APNs Sandbox — the one helper that makes system calls and turns their failures into `SystemError`s.
 import CLinuxSystem
 import Glibc
-
-/// A failed system call: which call and the `errno` it left.
-public struct SystemError: Error, Sendable, CustomStringConvertible {
-    public var call: String
-    public var errno: Int32
-
-    public init(call: String, errno: Int32) {
-        self.call = call
-        self.errno = errno
-    }
-
-    public var description: String {
-        "\(call) failed: \(String(cString: strerror(errno))) (errno \(errno))"
-    }
-}
+import Support
 
 /// The outcome of a non-blocking call: a value, or "would block".
 enum IOResult<T> {

@@ -11,7 +11,9 @@ public final class SignalWaiter {
 
     public init() throws {
         CLinuxSystem_ignore_sigpipe()
-        fd = try syscallChecked("signalfd") { CLinuxSystem_signalfd_term() }
+        let fd = CLinuxSystem_signalfd_term()
+        guard fd >= 0 else { throw SystemError(call: "signalfd", errno: errno) }
+        self.fd = fd
     }
 
     deinit {
