@@ -2,6 +2,7 @@
 import CProcess
 import Foundation
 import Glibc
+import Support
 import Synchronization
 
 /// What happened to a watched process, in order (all its output comes before `exited`).
@@ -193,7 +194,7 @@ final class ProcessReactor: Sendable {
             _ = Glibc.write(wake.write, &byte, 1)
         }
 
-        private static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+        private static func now() -> UInt64 { MonotonicClock.nanoseconds() }
 
         private enum Stream { case stdin, stdout, stderr }
 

@@ -35,7 +35,8 @@ public final class WebhookDispatcher: Sendable {
     private let repository: any WebhookRepository
     private let eventLog: any EventLogRepository
     private let sender: any WebhookSending
-    private let clock: any SandboxClock
+    /// Wall time of deliveries and attempts (and of subscriptions the API creates), monotonic time of attempts.
+    public let clock: any SandboxClock
     private let logger: Logger
     /// Background QoS: libdispatch runs it at nice 10 on Linux, so under load the dispatcher yields the
     /// CPU to the event loops and the store writer (webhooks lag rather than slow pushes).
