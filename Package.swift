@@ -34,6 +34,8 @@ let package = Package(
         .target(name: "HTTP", dependencies: ["Support", "Transport", "CNGHTTP2", "CZlib", "CLibShims"], swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["Support", "COpenSSL", "CLibShims"], swiftSettings: strict),
         .target(name: "Store", dependencies: ["Sandbox", "APNsProtocol", "CSQLite3", "CLibShims", "CLinuxSystem", "Support"], swiftSettings: strict),
+        // The one outbound HTTP client (libcurl's multi interface on a thread of its own): webhooks, downloads.
+        .target(name: "HTTPClient", dependencies: ["CCurl", "CLinuxSystem"], swiftSettings: strict),
         .target(name: "ExtensionRuntime", dependencies: ["Sandbox", "APNsProtocol", "Crypto", "Support", "CProcess"], swiftSettings: strict),
         .target(name: "Webhooks", dependencies: ["Sandbox", "APNsProtocol", "Crypto", "Support", "CCurl", "CLinuxSystem"], swiftSettings: strict),
         .target(
@@ -54,6 +56,9 @@ let package = Package(
         .testTarget(name: "SandboxTests", dependencies: ["Sandbox", "APNsProtocol"], swiftSettings: strict),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Support"], swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Support"], swiftSettings: strict),
+        .testTarget(
+            name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTP", "Transport", "Crypto", "Support"],
+            swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "Support", "TestProcessSupport"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "Sandbox", "APNsProtocol"], swiftSettings: strict),
         .testTarget(name: "ExtensionRuntimeTests", dependencies: ["ExtensionRuntime", "Sandbox", "APNsProtocol", "Crypto"], swiftSettings: strict),
