@@ -36,11 +36,11 @@ let package = Package(
         .target(name: "Store", dependencies: ["Sandbox", "APNsProtocol", "CSQLite3", "CLibShims", "CLinuxSystem", "Support"], swiftSettings: strict),
         // The one outbound HTTP client (libcurl's multi interface on a thread of its own): webhooks, downloads.
         .target(name: "HTTPClient", dependencies: ["CCurl", "CLinuxSystem"], swiftSettings: strict),
-        .target(name: "ExtensionRuntime", dependencies: ["Sandbox", "APNsProtocol", "Crypto", "Support", "CProcess"], swiftSettings: strict),
-        .target(name: "Webhooks", dependencies: ["Sandbox", "APNsProtocol", "Crypto", "Support", "CCurl", "CLinuxSystem"], swiftSettings: strict),
+        .target(name: "ExtensionRuntime", dependencies: ["Sandbox", "APNsProtocol", "Crypto", "Support", "CProcess", "HTTPClient"], swiftSettings: strict),
+        .target(name: "Webhooks", dependencies: ["Sandbox", "APNsProtocol", "Crypto", "Support", "HTTPClient"], swiftSettings: strict),
         .target(
             name: "Server",
-            dependencies: ["Support", "Transport", "HTTP", "Crypto", "APNsProtocol", "Sandbox", "Store", "ExtensionRuntime", "Webhooks", "CLinuxSystem"],
+            dependencies: ["Support", "Transport", "HTTP", "Crypto", "APNsProtocol", "Sandbox", "Store", "ExtensionRuntime", "Webhooks", "HTTPClient", "CLinuxSystem"],
             swiftSettings: strict),
         .executableTarget(name: "apns-sandbox", dependencies: ["Server", "Support", "Crypto", "Transport"], swiftSettings: strict),
         // Apple's UNNotificationServiceExtension shape for `exec` extensions; Foundation only, no other target here.
