@@ -110,14 +110,14 @@ struct HTTPClientTests {
         let server = try LoopbackServer()
         let client = HTTPClient()
         defer { client.shutdown() }
-        let started = Date()
+        // A timeout, not the answer the server gives after 5 s. No bound on the elapsed time: the whole suite
+        // in parallel on two cores has starved this for over 30 s.
         let slow = await send(client, HTTPClient.Request(url: server.url("/slow/5000"), timeoutMilliseconds: 200))
         guard case .failure(.transport(let message)) = slow else {
             Issue.record("expected a timeout, got \(slow)")
             return
         }
         #expect(message.lowercased().contains("timeout") || message.lowercased().contains("timed out"), "\(message)")
-        #expect(Date().timeIntervalSince(started) < 4)
         let refused = await send(client, HTTPClient.Request(url: "http://127.0.0.1:1/", timeoutMilliseconds: 5000))
         if case .success = refused { Issue.record("nothing listens on port 1") }
         for url in ["ftp://127.0.0.1/x", "not a url", "http:///nohost"] {
@@ -131,7 +131,7 @@ struct HTTPClientTests {
         let client = HTTPClient()
         defer { client.shutdown() }
         let calls = Mutex(0)
-        let started = Date()
+        // Cancelled, not answered (after 3 s); as above, no bound on the elapsed time.
         let result: Result<HTTPClient.Response, HTTPClient.Failure> = await withCheckedContinuation { continuation in
             let handle = client.send(HTTPClient.Request(url: server.url("/slow/3000"), timeoutMilliseconds: 10_000)) {
                 calls.withLock { $0 += 1 }
@@ -140,7 +140,6 @@ struct HTTPClientTests {
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) { handle.cancel() }
         }
         #expect(result == .failure(.cancelled))
-        #expect(Date().timeIntervalSince(started) < 2.5)
         let handle = Mutex<HTTPClient.Handle?>(nil)
         let answered: Result<HTTPClient.Response, HTTPClient.Failure> = await withCheckedContinuation { continuation in
             let made = client.send(HTTPClient.Request(url: server.url("/small"), timeoutMilliseconds: 5000)) {
