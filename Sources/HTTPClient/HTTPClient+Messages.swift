@@ -8,8 +8,9 @@ extension HTTPClient {
         /// `GET` unless set; `POST` switches to `GET` on a followed 301, 302 or 303 (as browsers and
         /// URLSession do), any other method is kept.
         public var method: String
-        /// Sent as given, in order, after libcurl's own (`Host`, `Content-Length`); `Expect: 100-continue`
-        /// is never sent.
+        /// Sent in order, added to libcurl's own (`Host`, `Accept: */*`, `Content-Length`, and for a body
+        /// `Content-Type: application/x-www-form-urlencoded`), replacing any of the same name;
+        /// `Expect: 100-continue` is never sent.
         public var headers: [(String, String)]
         public var body: [UInt8]?
         /// The whole exchange, from resolving the name to the last body byte, redirects included.
@@ -21,8 +22,8 @@ extension HTTPClient {
         /// with ``Failure/tooLarge(limit:)``, at once when its `Content-Length` says so.
         public var maxResponseBytes: Int
         public var destination: Destination
-        /// Sends `Accept-Encoding` with every encoding libcurl decodes (gzip, deflate, br, zstd) and
-        /// decodes the body; off: the body is what the server sent.
+        /// Sends `Accept-Encoding` with every encoding this libcurl decodes (Debian's: gzip, deflate, br,
+        /// zstd) and decodes the body; off: the body is what the server sent.
         public var decodesContent: Bool
 
         public init(

@@ -18,7 +18,8 @@ import Foundation
 /// queue work under a lock and wake the transfer thread (`curl_multi_wakeup`). The thread starts with the
 /// first request, so a client that never sends starts none, and runs at ``Configuration/niceness``.
 /// Completions run on that thread (or at once on the caller's, for a request that cannot start):
-/// they must only hop to the caller's own queue, or every other transfer of the client waits.
+/// they must only hop to the caller's own queue, or every other transfer of the client waits, and must
+/// never call ``shutdown()``, which waits for that very thread.
 ///
 /// ### Lifecycle
 /// ``shutdown()`` fails every request queued or in flight (``Failure/shutDown``), refuses later ones and
