@@ -2,13 +2,17 @@
 #include <curl/curl.h>
 
 // curl_easy_setopt, curl_easy_getinfo and curl_multi_setopt are variadic: Swift cannot call them.
-// These typed wrappers are what the Webhooks module uses.
+// These typed wrappers are what the HTTPClient module uses.
 
 static inline CURLcode CCurl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
     return curl_easy_setopt(handle, option, value);
 }
 
 static inline CURLcode CCurl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode CCurl_easy_setopt_off(CURL *handle, CURLoption option, curl_off_t value) {
     return curl_easy_setopt(handle, option, value);
 }
 

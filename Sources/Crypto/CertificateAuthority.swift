@@ -1,5 +1,6 @@
 // APNs Sandbox — the local certificate authority and the server certificate it issues.
 import Foundation
+import Support
 
 /// Creates and maintains the sandbox's own TLS certificates: a long-lived local CA that clients
 /// trust, and a shorter-lived server certificate issued by it.
@@ -26,7 +27,7 @@ public enum CertificateAuthority {
     static var caValidityDays: Int {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
-        let now = Date()
+        let now = Date(timeIntervalSince1970: Double(WallClock.milliseconds()) / 1000)
         guard let end = calendar.date(byAdding: .year, value: 10, to: now),
               let days = calendar.dateComponents([.day], from: now, to: end).day
         else { return 3652 }

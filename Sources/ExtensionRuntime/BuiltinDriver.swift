@@ -1,4 +1,5 @@
 // APNs Sandbox — a builtin extension: configured steps run in order inside one instance.
+import HTTPClient
 import Sandbox
 import Synchronization
 
@@ -7,7 +8,7 @@ import Synchronization
 /// ### Overview
 /// Critical steps run first, then the others, each in configured order. Each step gets its own timeout
 /// inside the budget. Steps never block a thread: CPU work (decrypt, localize, rewrite, checking a
-/// download) runs on the instance's queue, waiting (a download, a `simulate` delay) is a URLSession
+/// download) runs on the instance's queue, waiting (a download, a `simulate` delay) is an ``HTTPClient``
 /// transfer or a clock timer. When the last step finishes the content handler is called with the content
 /// as the steps left it. `serviceExtensionTimeWillExpire` behaves as Apple's template: it hands over the
 /// best attempt so far, unless a `simulate` behaviour says otherwise (`hang`, `never-call`).
@@ -17,7 +18,7 @@ import Synchronization
 /// driver serves one instance: nothing is shared between notifications.
 final class BuiltinDriver: InstanceDriver {
     private let steps: [BuiltinStep]
-    private let fetcher: HTTPFetcher
+    private let http: HTTPClient
 
     private struct State {
         var content: ExtensionContent
@@ -43,9 +44,9 @@ final class BuiltinDriver: InstanceDriver {
         case failed(String)
     }
 
-    init(steps: [BuiltinStep], request: ExtensionContent, fetcher: HTTPFetcher) {
+    init(steps: [BuiltinStep], request: ExtensionContent, http: HTTPClient) {
         self.steps = steps.filter(\.isCritical) + steps.filter { !$0.isCritical }
-        self.fetcher = fetcher
+        self.http = http
         state = Mutex(State(content: request))
     }
 
@@ -221,36 +222,49 @@ final class BuiltinDriver: InstanceDriver {
         }
         let path = directory + "/" + FileSystem.safeComponent(identifier) + ".download"
         let timeout = step.timeoutMilliseconds ?? instance.context.budgetMilliseconds + instance.context.graceMilliseconds
-        let request = HTTPFetcher.Request(url: url, timeoutMilliseconds: timeout)
-        let handle = fetcher.fetch(request, into: .file(path), maxBytes: MediaType.Kind.video.maxBytes) { result in
-            switch result {
-            case .failure(let failure):
-                complete(.failed("downloading \(field) \(url): \(failure)"))
-            case .success(let response) where !(200..<300).contains(response.status):
-                complete(.failed("downloading \(field) \(url): HTTP \(response.status)"))
-            case .success(let response):
-                guard let header = FileSystem.readPrefix(path, count: MediaType.headerLength),
-                    let type = MediaType.sniff(header)
-                else {
-                    FileSystem.removeTree(path)
-                    complete(.failed("\(url) is not a supported media type (by content)"))
-                    return
-                }
-                guard response.byteCount <= type.kind.maxBytes else {
-                    FileSystem.removeTree(path)
-                    complete(.failed("\(url): \(type.mimeType) of \(response.byteCount) bytes is over the "
-                                     + "\(type.kind.rawValue) limit of \(type.kind.maxBytes) bytes"))
-                    return
-                }
-                self.state.withLock { state in
-                    guard state.generation == generation else { return }
-                    state.content.attachments.append(
-                        ExtensionContent.AttachmentRequest(identifier: identifier, location: path, typeHint: nil))
-                }
-                complete(.finished("\(type.mimeType), \(response.byteCount) bytes from \(url)"))
+        let request = ExtensionHTTP.request(
+            url: url, timeoutMilliseconds: timeout, maxBytes: MediaType.Kind.video.maxBytes, into: .file(path))
+        let handle = http.send(request) { [self] result in
+            // Off the client's transfer thread before the file is looked at.
+            instance.queue.async {
+                self.downloaded(result, field: field, url: url, path: path, identifier: identifier,
+                                generation: generation, complete: complete)
             }
         }
         setCancelWork(generation) { handle.cancel() }
+    }
+
+    /// On the instance's queue: checks what `attachMedia` downloaded to `path` and attaches it.
+    private func downloaded(
+        _ result: Result<HTTPClient.Response, HTTPClient.Failure>, field: String, url: String, path: String,
+        identifier: String, generation: UInt64, complete: @escaping @Sendable (StepResult) -> Void
+    ) {
+        switch result {
+        case .failure(let failure):
+            complete(.failed("downloading \(field) \(url): \(failure)"))
+        case .success(let response) where !(200..<300).contains(response.status):
+            complete(.failed("downloading \(field) \(url): HTTP \(response.status)"))
+        case .success(let response):
+            guard let header = FileSystem.readPrefix(path, count: MediaType.headerLength),
+                let type = MediaType.sniff(header)
+            else {
+                FileSystem.removeTree(path)
+                complete(.failed("\(url) is not a supported media type (by content)"))
+                return
+            }
+            guard response.byteCount <= type.kind.maxBytes else {
+                FileSystem.removeTree(path)
+                complete(.failed("\(url): \(type.mimeType) of \(response.byteCount) bytes is over the "
+                                 + "\(type.kind.rawValue) limit of \(type.kind.maxBytes) bytes"))
+                return
+            }
+            state.withLock { state in
+                guard state.generation == generation else { return }
+                state.content.attachments.append(
+                    ExtensionContent.AttachmentRequest(identifier: identifier, location: path, typeHint: nil))
+            }
+            complete(.finished("\(type.mimeType), \(response.byteCount) bytes from \(url)"))
+        }
     }
 
     private func simulate(

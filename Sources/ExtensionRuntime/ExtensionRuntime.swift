@@ -3,6 +3,7 @@ import APNsProtocol
 import Dispatch
 import Foundation
 import Glibc
+import HTTPClient
 import Sandbox
 import Support
 import Synchronization
@@ -27,8 +28,8 @@ import Synchronization
 /// work; budgets, grace periods, step timeouts and delays are timers on the injected clock; exec processes are
 /// started on ``RuntimeConfiguration/launcherCount`` threads of their own (``Launcher``: a spawn blocks its
 /// thread until the child has exec'd, and must never hold up a worker) and served by one ``ProcessReactor``
-/// thread (pipes, reaping, memory); HTTP goes through one `URLSession`. No thread ever blocks waiting for an
-/// instance.
+/// thread (pipes, reaping, memory); HTTP goes through one ``HTTPClient`` (one transfer thread, started by
+/// the first request). No thread ever blocks waiting for an instance.
 ///
 /// ### Processes never outlive the server
 /// Exec processes die with the server even when it is killed with SIGKILL (``ProcessRegistry``: PDEATHSIG
@@ -43,7 +44,7 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
     private let launcher: Launcher
     private let registry: ProcessRegistry
     private let directories: InstanceDirectories
-    private let fetcher = HTTPFetcher()
+    private let http: HTTPClient
     private let counter = Atomic<UInt64>(0)
     private let instancePrefix: String
 
@@ -77,6 +78,7 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
+        http = HTTPClient(configuration: HTTPClient.Configuration(threadName: "nse-http", caFile: configuration.caFile))
         workers = (0..<max(1, configuration.workerCount)).map {
             DispatchQueue(label: "apns-sandbox.extension.worker-\($0)")
         }
@@ -182,7 +184,7 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
         let driver: any InstanceDriver
         switch extensionConfiguration.kind {
         case .builtin(let steps):
-            driver = BuiltinDriver(steps: steps, request: context.request, fetcher: fetcher)
+            driver = BuiltinDriver(steps: steps, request: context.request, http: http)
         case .exec(let settings):
             if let problem = configuration.execPolicy.problem(
                 running: settings.path, searchPath: settings.environment["PATH"] ?? ExecPolicy.defaultSearchPath)
@@ -192,7 +194,7 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
             }
             driver = ExecDriver(settings: settings, reactor: reactor, launcher: launcher, registry: registry)
         case .webhook(let settings):
-            driver = WebhookDriver(settings: settings, fetcher: fetcher)
+            driver = WebhookDriver(settings: settings, http: http)
         }
         let instance = Instance(
             context: context, queue: queue, clock: clock,

@@ -24,7 +24,7 @@ public struct RuntimeConfiguration: Sendable {
     public var maxConcurrentInstances = 10_000
     /// Serial dispatch queues that run instance work (builtin steps, process events, attachment moves):
     /// the runtime never uses more threads than this plus the launchers, the clock's, the process
-    /// reactor's and URLSession's own.
+    /// reactor's and its HTTP client's own.
     public var workerCount = max(2, min(8, System.processorCount))
     /// Queues that start exec extensions' processes (a spawn blocks its thread until the child has exec'd),
     /// each with two instances at most waiting on it; further exec instances wait before `didReceive`, their
@@ -47,6 +47,9 @@ public struct RuntimeConfiguration: Sendable {
     public var maxMessageBytes = 1 << 20
     /// Largest webhook response body.
     public var maxWebhookResponseBytes = 1 << 20
+    /// A PEM file of the CAs that `https://` media and webhook servers are verified against; nil: the
+    /// system's store.
+    public var caFile: String?
     /// The programs exec extensions may start; an app whose extension names another one shows the
     /// original (`original-error`, with the reason in the timeline).
     public var execPolicy = ExecPolicy.unrestricted

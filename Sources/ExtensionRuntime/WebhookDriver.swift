@@ -1,5 +1,6 @@
 // APNs Sandbox — a webhook extension: the request is POSTed, the response body is the content.
 import APNsProtocol
+import HTTPClient
 import Sandbox
 import Synchronization
 
@@ -12,29 +13,30 @@ import Synchronization
 /// (`original-timeout`).
 final class WebhookDriver: InstanceDriver {
     private let settings: ExtensionConfiguration.WebhookSettings
-    private let fetcher: HTTPFetcher
-    private let inFlight = Mutex<(handle: HTTPFetcher.Handle?, timer: ScheduledTask?)>((nil, nil))
+    private let http: HTTPClient
+    private let inFlight = Mutex<(handle: HTTPClient.Handle?, timer: ScheduledTask?)>((nil, nil))
 
-    init(settings: ExtensionConfiguration.WebhookSettings, fetcher: HTTPFetcher) {
+    init(settings: ExtensionConfiguration.WebhookSettings, http: HTTPClient) {
         self.settings = settings
-        self.fetcher = fetcher
+        self.http = http
     }
 
     func start(_ instance: Instance) {
         let context = instance.context
         let body = Array(ExecDriver.requestMessage(context).serialized.utf8)
         let timeout = settings.timeoutMilliseconds ?? (context.budgetMilliseconds + context.graceMilliseconds + 1_000)
-        let request = HTTPFetcher.Request(
+        let request = ExtensionHTTP.request(
             url: settings.url, method: "POST",
             headers: [("Content-Type", "application/json"), ("Accept", "application/json"),
                       ("APNs-Sandbox-Instance", context.id), ("APNs-Sandbox-APNs-ID", context.record.apnsID)],
-            body: body, timeoutMilliseconds: timeout)
+            body: body, timeoutMilliseconds: timeout, maxBytes: context.settings.maxWebhookResponseBytes,
+            into: .memory)
         let started = instance.clock.monotonicNanoseconds
-        let handle = fetcher.fetch(request, into: .memory, maxBytes: context.settings.maxWebhookResponseBytes) {
-            result in
+        let handle = http.send(request) { result in
             instance.queue.async { Self.answered(result, started: started, timeout: timeout, instance) }
         }
-        // URLSession's own timeout (an idle timeout, whole seconds on Linux) is only a backstop.
+        // The transfer's own limit is a backstop (``ExtensionHTTP/backstopMilliseconds`` later): this timer
+        // decides.
         let timer = settings.timeoutMilliseconds.map { milliseconds in
             instance.clock.schedule(afterMilliseconds: milliseconds) {
                 instance.queue.async {
@@ -57,7 +59,7 @@ final class WebhookDriver: InstanceDriver {
     }
 
     private static func answered(
-        _ result: Result<HTTPFetcher.Response, HTTPFetcher.Failure>, started: UInt64, timeout: Int64,
+        _ result: Result<HTTPClient.Response, HTTPClient.Failure>, started: UInt64, timeout: Int64,
         _ instance: Instance
     ) {
         let elapsed = (instance.clock.monotonicNanoseconds &- started) / 1_000_000

@@ -1,40 +1,27 @@
-// APNs Sandbox — the `healthcheck` command: one blocking HTTP/1.1 GET.
-import Glibc
+// APNs Sandbox — the `healthcheck` command: one GET, waited for.
+import Dispatch
+import HTTPClient
+import Synchronization
 
-/// A tiny blocking HTTP/1.1 client for `apns-sandbox healthcheck` (used by Docker's
-/// HEALTHCHECK, where no curl is installed).
+/// `apns-sandbox healthcheck` (Docker's HEALTHCHECK, where no curl is installed): one GET through the
+/// outbound ``HTTPClient``, redirects not followed.
 public enum HealthCheck {
-    /// Fetches `http://host:port/path` and returns the status code, or nil on any failure.
+    /// Fetches `url` (`http://host:port/path`) and returns the status code, or nil on any failure (no
+    /// answer within `timeoutSeconds`, a refused connection, an invalid URL).
     public static func status(url: String, timeoutSeconds: Int = 3) -> Int? {
-        guard let (host, port, path) = parse(url) else { return nil }
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var info: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, String(port), &hints, &info) == 0, let first = info else { return nil }
-        defer { freeaddrinfo(info) }
-        let fd = socket(first.pointee.ai_family, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        guard connect(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else { return nil }
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n".utf8)
-        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count else {
-            return nil
+        let client = HTTPClient(configuration: HTTPClient.Configuration(threadName: "healthcheck", maxConnections: 1))
+        defer { client.shutdown() }
+        let answered = DispatchSemaphore(value: 0)
+        let status = Mutex<Int?>(nil)
+        let request = HTTPClient.Request(
+            url: url, timeoutMilliseconds: Int64(timeoutSeconds) * 1000, maxResponseBytes: 64 * 1024,
+            destination: .discard)
+        client.send(request) { result in
+            status.withLock { $0 = (try? result.get())?.status }
+            answered.signal()
         }
-        var response: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while response.count < 64 * 1024 {
-            let n = recv(fd, &buffer, buffer.count, 0)
-            if n <= 0 { break }
-            response.append(contentsOf: buffer[0..<n])
-            if response.contains(UInt8(ascii: "\n")) { break }
-        }
-        let line = String(decoding: response.prefix { $0 != UInt8(ascii: "\r") }, as: UTF8.self)
-        let parts = line.split(separator: " ")
-        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let status = Int(parts[1]) else { return nil }
-        return status
+        answered.wait()
+        return status.withLock { $0 }
     }
 
     /// `http://<host>:<port>/healthz` of the first cleartext listener of `configuration`; a listener on every
@@ -47,25 +34,5 @@ public enum HealthCheck {
         case let address: address
         }
         return "http://\(host):\(listener.port)/healthz"
-    }
-
-    static func parse(_ url: String) -> (String, Int, String)? {
-        guard url.hasPrefix("http://") else { return nil }
-        let rest = url.dropFirst("http://".count)
-        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
-        let authority = rest[..<slash]
-        let path = slash == rest.endIndex ? "/" : String(rest[slash...])
-        var host = String(authority)
-        var port = 80
-        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
-            host = String(authority[authority.index(after: authority.startIndex)..<close])
-            let after = authority[authority.index(after: close)...]
-            if after.hasPrefix(":") { port = Int(after.dropFirst()) ?? -1 }
-        } else if let colon = authority.lastIndex(of: ":") {
-            host = String(authority[..<colon])
-            port = Int(authority[authority.index(after: colon)...]) ?? -1
-        }
-        guard (1...65_535).contains(port), !host.isEmpty else { return nil }
-        return (host, port, path)
     }
 }

@@ -125,7 +125,7 @@ public final class SandboxServer: Sendable {
                 "webhook subscriptions were ahead of the event log (the store is new or was replaced); they go on from its newest event",
                 [("subscriptions", "\(rewound)")])
         }
-        try ConfigurationSeed.applyWebhooks(configuration.webhooks, outbox: outbox, eventLog: store)
+        try ConfigurationSeed.applyWebhooks(configuration.webhooks, outbox: outbox, eventLog: store, clock: clock)
         let recorder = EventRecorder(log: store, logger: logger.with("component", "events"))
         var deliveryConfiguration = DeliveryEngine.Configuration()
         deliveryConfiguration.lowPriorityDelayMilliseconds = configuration.delivery.lowPriorityDelayMilliseconds
@@ -168,7 +168,7 @@ public final class SandboxServer: Sendable {
         }
         let provider = ProviderEndpoint(
             keys: keys, registry: registry, sink: RecordingPushSink(recent: pushes, events: recorder), settings: settings, listenerEnvironments: listenerEnvironments,
-            receiver: engine, logger: logger.with("component", "provider"))
+            receiver: engine, clock: clock, logger: logger.with("component", "provider"))
 
         var router = Router(errors: ErrorResponder(logger: logger.with("component", "api")))
         provider.register(on: &router)  // first: the hot path matches at once

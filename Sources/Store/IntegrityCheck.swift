@@ -1,5 +1,6 @@
 // APNs Sandbox — the start-time integrity check of a store file (PRAGMA quick_check / integrity_check).
 import Foundation
+import Support
 
 /// Which check ``SQLiteStore`` runs on its file when it opens it, before anything is written.
 ///
@@ -63,8 +64,8 @@ extension IntegrityCheck {
             return IntegrityReport(mode: mode, outcome: .skipped, seconds: 0, fileBytes: fileBytes)
         }
         let pragma = mode == .full ? "integrity_check" : "quick_check"
-        let start = DispatchTime.now().uptimeNanoseconds
-        func elapsed() -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
+        let start = MonotonicClock.nanoseconds()
+        func elapsed() -> Double { Double(MonotonicClock.nanoseconds() - start) / 1e9 }
         // Rows found before a failure are kept: quick_check can list a damaged page, then fail with
         // SQLITE_CORRUPT when its row-by-row pass reaches that page.
         var findings: [String] = []

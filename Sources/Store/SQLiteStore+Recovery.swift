@@ -11,11 +11,14 @@ extension SQLiteStore {
     ///
     /// The WAL goes first: a new database at `path` must never find the old WAL and replay it. Call
     /// this only while no store has the file open. Missing `-wal`/`-shm` files are fine.
-    /// - Parameter now: The time in the name (`20250102T030405Z`); a `-2`, `-3`, … is added if taken.
+    /// - Parameter now: The time in the name (`20250102T030405Z`, default ``WallClock``'s); a `-2`, `-3`, …
+    ///   is added if taken.
     /// - Returns: The new path of the database file.
     /// - Throws: ``StoreError`` when a file cannot be renamed (what was renamed before stays renamed).
     @discardableResult
-    public static func moveAside(path: String, now: Date = Date()) throws -> String {
+    public static func moveAside(
+        path: String, now: Date = Date(timeIntervalSince1970: Double(WallClock.milliseconds()) / 1000)
+    ) throws -> String {
         let time = UTCDateTime(secondsSince1970: Int64(now.timeIntervalSince1970.rounded(.down)))
         let stamp = UTCDateTime.padded(time.year, 4) + UTCDateTime.padded(time.month, 2) + UTCDateTime.padded(time.day, 2)
             + "T" + UTCDateTime.padded(time.hour, 2) + UTCDateTime.padded(time.minute, 2)

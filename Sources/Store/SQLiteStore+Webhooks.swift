@@ -2,6 +2,7 @@
 import APNsProtocol
 import Foundation
 import Sandbox
+import Support
 
 /// Subscriptions are JSON rows; deliveries keep their attempt log as a JSON array. All writes are
 /// synchronous, made by the webhook dispatcher (never the push path); the frequent ones (new deliveries,
@@ -88,7 +89,7 @@ extension SQLiteStore: WebhookRepository {
         _ deliveries: [NewWebhookDelivery], cursors: [String: Int64]
     ) throws -> [WebhookDelivery] {
         guard !deliveries.isEmpty || !cursors.isEmpty else { return [] }
-        let now = Self.wallMilliseconds()
+        let now = WallClock.milliseconds()
         return try writeInGroupCommit { connection in
             let created = try connection.withStatement(
                 """
@@ -254,9 +255,5 @@ extension SQLiteStore: WebhookRepository {
                 createdAt: statement.int64(at: 8), updatedAt: statement.int64(at: 9)))
         }
         return deliveries
-    }
-
-    static func wallMilliseconds() -> Int64 {
-        Int64((Date().timeIntervalSince1970 * 1000).rounded())
     }
 }

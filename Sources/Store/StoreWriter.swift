@@ -178,7 +178,7 @@ final class StoreWriter {
     /// nil while writes succeed; else how long until the next probe is due (0 or less: now).
     private func secondsUntilProbe() -> Double? {
         guard health.isFailing else { return nil }
-        return lastProbe + Self.probeIntervalSeconds - Self.monotonicSeconds()
+        return lastProbe + Self.probeIntervalSeconds - MonotonicClock.seconds()
     }
 
     /// While writes fail (disk full, I/O errors), tries a write like a few pushes': ``probeBytes``
@@ -186,7 +186,7 @@ final class StoreWriter {
     /// If it commits, the store is healthy again: this is how readiness returns when space is freed
     /// while no traffic arrives. (A failure is recorded by ``transaction(_:)``.)
     private func probe() {
-        lastProbe = Self.monotonicSeconds()
+        lastProbe = MonotonicClock.seconds()
         do {
             try transaction {
                 try connection.withStatement("INSERT INTO apps(bundle_id, record) VALUES (?, zeroblob(?))") { statement in
@@ -203,10 +203,6 @@ final class StoreWriter {
         } catch {
             // Still failing; the next probe is one interval away.
         }
-    }
-
-    private static func monotonicSeconds() -> Double {
-        Double(DispatchTime.now().uptimeNanoseconds) / 1e9
     }
 
     static let insertEventSQL = "INSERT INTO events(type, time, device_token, topic, data) VALUES (?, ?, ?, ?, ?)"
@@ -263,7 +259,7 @@ final class StoreWriter {
         var taskResults: [(any Sendable)?] = []
         do {
             logged = try transaction {
-                let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+                let now = WallClock.milliseconds()
                 try connection.withStatement(Self.insertOrUpdateSQL) { insertOrUpdate in
                     try connection.withStatement(Self.removeReplacedSQL) { removeReplaced in
                         for save in saves {

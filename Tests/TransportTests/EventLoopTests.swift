@@ -1,5 +1,6 @@
 // APNs Sandbox — the epoll event loop: cross-thread tasks and timers.
 import Foundation
+import Support
 import Synchronization
 import Testing
 import Transport

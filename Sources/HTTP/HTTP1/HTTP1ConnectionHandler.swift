@@ -1,4 +1,5 @@
 // APNs Sandbox — HTTP/1.1 connections: keep-alive, pipelining, 100-continue, timeouts.
+import Support
 import Transport
 
 /// One HTTP/1.1 server connection.

@@ -245,7 +245,7 @@ enum HTTPDate {
 
     /// The current time's IMF-fixdate as ASCII bytes; thread-safe.
     static func now() -> [UInt8] {
-        let second = Int(time(nil))
+        let second = Int(WallClock.milliseconds() / 1000)
         return cache.withLock { cached in
             if cached.second != second {
                 cached = Cached(second: second, bytes: Array(format(secondsSince1970: second).utf8))

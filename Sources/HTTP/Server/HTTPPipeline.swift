@@ -64,7 +64,7 @@ public final class HTTPPipeline: Sendable {
         // One line per request at debug (or at info with `requestLogging`); its header fields at trace,
         // the authorization's credentials left out.
         if options.requestLogging || logger.level <= .debug {
-            let elapsed = Double(MonotonicNow.nanoseconds() &- startedAt) / 1_000_000
+            let elapsed = Double(MonotonicClock.nanoseconds() &- startedAt) / 1_000_000
             var fields = [
                 ("http.method", request.method), ("http.path", String(request.path)),
                 ("http.status", "\(response.status)"), ("http.version", request.version.rawValue),

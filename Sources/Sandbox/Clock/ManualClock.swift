@@ -1,4 +1,5 @@
 // APNs Sandbox — a clock that moves only when a test moves it.
+import Support
 import Synchronization
 
 /// A clock for tests: time stands still until ``advance(byMilliseconds:)``, which runs the tasks that
@@ -10,7 +11,7 @@ import Synchronization
 public final class ManualClock: SandboxClock {
     private struct State {
         var now: Int64
-        var timers = TimerQueue()
+        var timers = TimerQueue<Int64, @Sendable () -> Void>()
     }
 
     /// A class so that cancellation handles can hold on to the timers.

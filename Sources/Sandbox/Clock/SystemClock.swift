@@ -1,15 +1,10 @@
 // APNs Sandbox — real time, with every timer on one dispatch queue.
 import Dispatch
+import Support
 import Synchronization
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
-/// The real clock: wall time from `Date`, monotonic time from `DispatchTime` (CLOCK_MONOTONIC), and
-/// timers driven by a single one-shot `DispatchSourceTimer` on one serial queue (no thread per timer).
+/// The real clock: wall time from ``WallClock``, monotonic time from ``MonotonicClock`` (CLOCK_MONOTONIC),
+/// and timers driven by a single one-shot `DispatchSourceTimer` on one serial queue (no thread per timer).
 ///
 /// Deadlines are kept in monotonic time, so wall-clock jumps neither fire nor delay timers. Tasks run
 /// one at a time on the clock's queue: a task that blocks delays the others, so long work should hop to
@@ -23,7 +18,8 @@ public final class SystemClock: SandboxClock {
         let queue: DispatchQueue
         let source: any DispatchSourceTimer
 
-        /// Arms the one-shot timer for a monotonic deadline in nanoseconds.
+        /// Arms the one-shot timer for a monotonic deadline in nanoseconds (``MonotonicClock``'s, which is
+        /// the clock of `DispatchTime(uptimeNanoseconds:)` on Linux).
         func arm(at deadline: Int64) {
             let when = DispatchTime(uptimeNanoseconds: UInt64(max(1, deadline)))
             source.schedule(deadline: when, leeway: .milliseconds(1))
@@ -31,7 +27,7 @@ public final class SystemClock: SandboxClock {
     }
 
     private struct State {
-        var timers = TimerQueue()
+        var timers = TimerQueue<Int64, @Sendable () -> Void>()
         /// The deadline (monotonic ns) the dispatch timer is armed for; nil when idle.
         var armedFor: Int64?
     }
@@ -57,11 +53,9 @@ public final class SystemClock: SandboxClock {
         timer.source.cancel()
     }
 
-    public var nowMilliseconds: Int64 {
-        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
-    }
+    public var nowMilliseconds: Int64 { WallClock.milliseconds() }
 
-    public var monotonicNanoseconds: UInt64 { DispatchTime.now().uptimeNanoseconds }
+    public var monotonicNanoseconds: UInt64 { MonotonicClock.nanoseconds() }
 
     /// Pending tasks (scheduled, neither run nor cancelled).
     public var pendingTaskCount: Int { storage.state.withLock { $0.timers.count } }
@@ -81,7 +75,7 @@ public final class SystemClock: SandboxClock {
         return ScheduledTask { [storage] in storage.state.withLock { $0.timers.remove(id) } }
     }
 
-    private static var monotonicNow: Int64 { Int64(clamping: DispatchTime.now().uptimeNanoseconds) }
+    private static var monotonicNow: Int64 { Int64(clamping: MonotonicClock.nanoseconds()) }
 
     /// On the clock's queue: runs every due task, then arms the timer for the next deadline.
     private func fire() {

@@ -46,11 +46,11 @@ public final class DeliveryEngine: Sendable {
     }
 
     public let configuration: Configuration
-    private let clock: any SandboxClock
-    private let notifications: any NotificationRepository
-    private let devices: any DeviceRepository
-    private let extensionRunner: (any ServiceExtensionRunner)?
-    private let onChange: @Sendable (NotificationRecord) -> Void
+    let clock: any SandboxClock
+    let notifications: any NotificationRepository
+    let devices: any DeviceRepository
+    let extensionRunner: (any ServiceExtensionRunner)?
+    let onChange: @Sendable (NotificationRecord) -> Void
     private let shards: [SlotShard] = (0..<16).map { _ in SlotShard() }
     private let sequence = Atomic<UInt64>(0)
 
@@ -199,7 +199,7 @@ public final class DeliveryEngine: Sendable {
 
     /// Runs one step of the device's machine under its lock, then moves the device's timer to the
     /// machine's next deadline.
-    private func step(
+    func step(
         _ slot: DeviceSlot, timerGeneration: UInt64? = nil,
         _ body: (inout DeviceQueue, DeliveryInstant) -> [DeviceQueue.Action]
     ) -> [DeviceQueue.Action] {
@@ -230,7 +230,7 @@ public final class DeliveryEngine: Sendable {
         }
     }
 
-    private func hop(_ work: @escaping @Sendable () -> Void) {
+    func hop(_ work: @escaping @Sendable () -> Void) {
         if configuration.runsCallbacksInline {
             work()
         } else {
@@ -249,7 +249,7 @@ public final class DeliveryEngine: Sendable {
     /// A batch of the device committed (or failed). The next batch goes to the store at once, before
     /// this one's completions and change notifications run, so the store's writer does not wait for
     /// them; the notifications still go out in commit order (``DeviceSlot/Emissions``).
-    private func saveCompleted(_ slot: DeviceSlot, result: Result<Void, any Error>) {
+    func saveCompleted(_ slot: DeviceSlot, result: Result<Void, any Error>) {
         let device = try? devices.device(token: slot.token)
         var drains = false
         let actions = step(slot) { queue, now in
@@ -268,147 +268,6 @@ public final class DeliveryEngine: Sendable {
                 for (completion, outcome) in report.completions { completion(outcome) }
                 for record in report.committed { onChange(record) }
             }
-        }
-    }
-
-    // MARK: - Actions
-
-    private func perform(_ actions: [DeviceQueue.Action], on slot: DeviceSlot) {
-        for action in actions {
-            switch action {
-            case .save(let records, let events):
-                notifications.save(records, events: events) { [self] result in
-                    hop { self.saveCompleted(slot, result: result) }
-                }
-            case .present(let presentation):
-                present(presentation, on: slot)
-            case .runExtension(let start):
-                runExtension(start, on: slot)
-            }
-        }
-    }
-
-    /// Whether showing `record` would run the app's service extension (an alert with `mutable-content`
-    /// for an app that has one, and a runner). A push that might is never delivered before its
-    /// acceptance commits: its extension must not start for a push that could still be refused.
-    private func runsExtension(_ record: NotificationRecord, traits: PushTraits) -> Bool {
-        guard extensionRunner != nil, let payload = traits.payload, payload.isMutableContent, payload.hasAlert
-        else { return false }
-        do {
-            return try devices.app(bundleID: record.bundleID)?.serviceExtensionJSON != nil
-        } catch {
-            return true
-        }
-    }
-
-    /// Shows an alert push: through the extension when it qualifies (once `extension-running` has
-    /// committed, ``runExtension(_:on:)``), else directly (`direct`); an interrupted one with its original.
-    private func present(_ presentation: DeviceQueue.Presentation, on slot: DeviceSlot) {
-        let record = presentation.record
-        let app = try? devices.app(bundleID: record.bundleID)
-        let original = DisplayedContentBuilder.content(
-            for: record, payload: presentation.traits.payload, locale: presentation.device?.locale ?? "en_US",
-            strings: app?.strings ?? [:])
-        let sequence = presentation.sequence
-        if presentation.wasInterrupted {
-            perform(step(slot) { queue, now in
-                queue.presented(sequence, outcome: .originalCrash, content: original,
-                                detail: DeliveryRules.extensionInterrupted, at: now)
-            }, on: slot)
-            return
-        }
-        guard !presentation.isDirect, extensionRunner != nil, let app, app.serviceExtensionJSON != nil,
-            let payload = presentation.traits.payload, payload.isMutableContent, payload.hasAlert
-        else {
-            perform(step(slot) { queue, now in
-                queue.presented(sequence, outcome: .direct, content: original, at: now)
-            }, on: slot)
-            return
-        }
-        let start = DeviceQueue.ExtensionStart(
-            sequence: sequence, record: record, original: original, device: presentation.device, app: app)
-        perform(step(slot) { queue, now in queue.extensionRequested(sequence, start, at: now) }, on: slot)
-    }
-
-    /// Runs the extension of a push whose `extension-running` has committed; its answer is shown.
-    private func runExtension(_ start: DeviceQueue.ExtensionStart, on slot: DeviceSlot) {
-        let (sequence, running, original, app) = (start.sequence, start.record, start.original, start.app)
-        guard let runner = extensionRunner else { return }
-        let device = start.device
-            ?? DeviceRecord(token: running.deviceToken, environment: running.environment)
-        if let reporting = runner as? any ReportingServiceExtensionRunner {
-            // The instance's own events (steps, timeWillExpire, late handler calls, attachments,
-            // stderr) go into the timeline before `displayed`.
-            reporting.run(running, original: original, device: device, app: app) { [self] result in
-                perform(step(slot) { queue, now in
-                    queue.presented(sequence, outcome: result.outcome, content: result.content, notes: result.timeline, at: now)
-                }, on: slot)
-            }
-        } else {
-            runner.run(running, original: original, device: device, app: app) { [self] outcome, content in
-                perform(step(slot) { queue, now in
-                    queue.presented(sequence, outcome: outcome, content: content, at: now)
-                }, on: slot)
-            }
-        }
-    }
-}
-
-/// Devices are spread over shards by token so that devices on different threads rarely share a lock.
-private final class SlotShard: Sendable {
-    let slots = Mutex<[String: DeviceSlot]>([:])
-}
-
-/// One device's machine, its timer and its device-record write lock.
-private final class DeviceSlot: Sendable {
-    struct State {
-        var queue: DeviceQueue
-        var timer: ScheduledTask?
-        var timerDeadline: Int64?
-        var timerGeneration: UInt64 = 0
-    }
-
-    /// Committed batches whose completions and change notifications have not run yet, in commit order.
-    ///
-    /// A report is queued under the device's `state` lock before the device is freed for its next batch
-    /// (so it is always ahead of any later batch's report); whoever finds nobody draining
-    /// drains, running the reports in order with no lock held (the emissions lock is only ever taken
-    /// inside `state` or alone, never the other way round). A synchronous store that completes the next
-    /// batch re-entrantly while the first report is being drained just queues behind it.
-    struct Emissions {
-        var reports: [DeviceQueue.SaveReport] = []
-        var isDraining = false
-
-        /// Queues `report`; true when the caller must drain (nobody else is).
-        mutating func enqueue(_ report: DeviceQueue.SaveReport) -> Bool {
-            reports.append(report)
-            guard !isDraining else { return false }
-            isDraining = true
-            return true
-        }
-    }
-
-    let token: String
-    let state: Mutex<State>
-    /// Serialises read-modify-write of the device record; taken before `state`, never inside it.
-    let deviceWrites = Mutex(())
-    let emissions = Mutex(Emissions())
-
-    init(token: String, queue: DeviceQueue) {
-        self.token = token
-        self.state = Mutex(State(queue: queue))
-    }
-
-    /// Runs `body` for every queued report, in order, until none is left (see ``Emissions``).
-    func drainEmissions(_ body: (DeviceQueue.SaveReport) -> Void) {
-        while let next = emissions.withLock({ emissions -> DeviceQueue.SaveReport? in
-            guard !emissions.reports.isEmpty else {
-                emissions.isDraining = false
-                return nil
-            }
-            return emissions.reports.removeFirst()
-        }) {
-            body(next)
         }
     }
 }

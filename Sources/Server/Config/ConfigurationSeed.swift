@@ -27,7 +27,7 @@ enum ConfigurationSeed {
     static func apply(
         _ configuration: SandboxConfiguration, devices: DeviceService, store: SQLiteStore, logger: Logger
     ) throws {
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let now = devices.clock.nowMilliseconds
         for app in configuration.apps {
             let extensionJSON = app.serviceExtension?.serialized
             if let extensionJSON {
@@ -96,10 +96,12 @@ enum ConfigurationSeed {
     /// Brings the configuration file's webhook subscriptions into the store: new ones start with the
     /// next event, existing ones keep their cursor (and their generated secret when the file gives
     /// none); configured ones removed from the file are deleted.
-    static func applyWebhooks(_ webhooks: WebhookConfiguration, outbox: SQLiteStore, eventLog: SQLiteStore) throws {
+    static func applyWebhooks(
+        _ webhooks: WebhookConfiguration, outbox: SQLiteStore, eventLog: SQLiteStore, clock: any SandboxClock
+    ) throws {
         let stored = try outbox.subscriptions()
         let latest = try eventLog.latestEventID()
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let now = clock.nowMilliseconds
         let configuredIDs = Set(webhooks.subscriptions.map(\.id))
         for (subscription, _) in stored where subscription.source == "config" && !configuredIDs.contains(subscription.id) {
             try outbox.deleteSubscription(id: subscription.id)

@@ -81,7 +81,7 @@ struct WebhookRoutes: Sendable {
             filter: WebhookSubscriptionRules.filter(events: request.events, devices: request.devices, topics: request.topics),
             secret: request.secret ?? WebhookSignature.generateSecret(), description: request.description,
             maxConcurrentDeliveries: request.maxConcurrentDeliveries,
-            createdAt: Int64((Date().timeIntervalSince1970 * 1000).rounded()), source: "api")
+            createdAt: dispatcher.clock.nowMilliseconds, source: "api")
         try dispatcher.add(subscription)
         return .json(status: 201, encoding: dto(subscription, revealingSecret: true))
     }

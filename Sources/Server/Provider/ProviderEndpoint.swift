@@ -30,13 +30,13 @@ final class ProviderEndpoint: Sendable {
     let listenerEnvironments: [String: APNsEnvironment]
     let defaultEnvironment: APNsEnvironment
     let rateLimiter: DeviceRateLimiter?
-    let wallClockMilliseconds: @Sendable () -> Int64
+    /// Wall time of the records (`receivedAt`, the time-ordered `apns-id`) and monotonic time of tokens.
+    let clock: any SandboxClock
 
     init(
         keys: ProviderKeyStore, registry: DeviceRegistry, sink: any PushRecordSink, settings: APNsSettings,
         listenerEnvironments: [String: APNsEnvironment], receiver: (any AcceptedPushReceiver)? = nil,
-        logger: Logger = Logger(label: "provider"),
-        wallClockMilliseconds: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+        clock: any SandboxClock, logger: Logger = Logger(label: "provider")
     ) {
         self.receiver = receiver
         self.logger = logger
@@ -48,7 +48,7 @@ final class ProviderEndpoint: Sendable {
         self.defaultEnvironment = APNsEnvironment(rawValue: settings.defaultEnvironment) ?? .development
         self.rateLimiter = settings.maxPushesPerSecondPerDevice > 0
             ? DeviceRateLimiter(maxPerSecond: settings.maxPushesPerSecondPerDevice) : nil
-        self.wallClockMilliseconds = wallClockMilliseconds
+        self.clock = clock
     }
 
     func register(on router: inout Router) {
@@ -122,7 +122,7 @@ final class ProviderEndpoint: Sendable {
     func evaluate(
         _ request: HTTPRequest, bodyTooLarge: Bool = false, headersTooLarge: Bool = false
     ) -> (response: HTTPResponse, accepted: NotificationRecord?) {
-        let nowMilliseconds = wallClockMilliseconds()
+        let nowMilliseconds = clock.nowMilliseconds
         let environment = environment(of: request)
         let headerList = request.headers.fields.map { (name: $0.name, value: $0.value) }
         var record = PushRecord(
@@ -177,7 +177,7 @@ final class ProviderEndpoint: Sendable {
         let authenticated: AuthenticatedPush
         switch authenticator.authenticate(
             headers: headers, connection: request.connection, environment: environment,
-            nowSeconds: nowMilliseconds / 1000, monotonicNow: MonotonicClock.nanoseconds())
+            nowSeconds: nowMilliseconds / 1000, monotonicNow: clock.monotonicNanoseconds)
         {
         case .success(let result): authenticated = result
         case .failure(let error): return reject(error)

@@ -1,6 +1,7 @@
 // APNs Sandbox — the CLI's credential helpers: provider tokens and client certificates.
 import Crypto
 import Foundation
+import Support
 
 /// Makes what a provider needs to talk to the sandbox: a provider token signed with a configured
 /// key, or a client certificate signed by the sandbox CA.
@@ -20,7 +21,7 @@ public enum CredentialTools {
                 let privateKey = try ES256PrivateKey(pem: String(decoding: data, as: UTF8.self))
                 return try ProviderTokenSigner.makeToken(
                     keyID: key.keyID, teamID: team.teamID,
-                    issuedAt: issuedAt ?? Int64(Date().timeIntervalSince1970), key: privateKey)
+                    issuedAt: issuedAt ?? WallClock.milliseconds() / 1000, key: privateKey)
             }
         }
         if let keyID {

@@ -1,6 +1,7 @@
 // APNs Sandbox — one accepted TCP connection: socket I/O, TLS, back-pressure, closing.
 import CLinuxSystem
 import Glibc
+import Support
 import Synchronization
 
 /// Limits a connection enforces on its own (the protocol handler adds its own).

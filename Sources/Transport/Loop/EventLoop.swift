@@ -36,22 +36,14 @@ public struct Interest: OptionSet, Sendable {
     }
 }
 
-/// Monotonic time in nanoseconds.
-public enum MonotonicClock {
-    public static func nanoseconds() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
-    }
-}
-
 /// A single-threaded epoll loop.
 ///
 /// ### Threading
 /// All I/O objects registered here (sockets, connections) are confined to the loop's thread.
 /// Other threads reach the loop only through `execute(_:)`, which queues the closure under a
-/// lock and wakes the loop with an eventfd. Timers (`schedule(after:_:)`) live in a min-heap
-/// on the loop thread and arm one timerfd for the earliest deadline.
+/// lock and wakes the loop with an eventfd. Timers (`schedule(afterNanoseconds:_:)`) live in a
+/// ``TimerQueue`` on the loop thread, in ``MonotonicClock`` nanoseconds, and arm one timerfd for the
+/// earliest deadline.
 ///
 /// Safety of `@unchecked Sendable`: the mutable state touched off-loop is `pendingTasks` and
 /// `wakeupPending`, both inside `Mutex`es; everything else is read and written only on the loop
@@ -70,7 +62,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     // Loop-thread state.
     private var registrations: [UInt64: any Selectable] = [:]
     private var generation: UInt64 = 0
-    private var timers = TimerHeap()
+    private var timers = TimerQueue<UInt64, () -> Void>()
     private var armedDeadline: UInt64 = 0
     private var isStopping = false
     /// A scratch buffer for socket reads, shared by every connection on this loop.
@@ -137,7 +129,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     public func schedule(afterNanoseconds nanoseconds: UInt64, _ task: @escaping () -> Void) -> TimerHandle {
         preconditionInEventLoop()
         let deadline = MonotonicClock.nanoseconds() &+ nanoseconds
-        let handle = timers.insert(deadline: deadline, task: task)
+        let handle = TimerHandle(id: timers.insert(deadline: deadline, task))
         armTimerIfNeeded()
         return handle
     }
@@ -145,7 +137,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// Cancels a timer made by `schedule`. Call on the loop thread.
     public func cancel(_ handle: TimerHandle) {
         preconditionInEventLoop()
-        timers.cancel(handle)
+        timers.remove(handle.id)
     }
 
     // MARK: Registration (loop thread only)
@@ -265,11 +257,11 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     private func runExpiredTimers() {
         guard !timers.isEmpty else { return }
         let now = MonotonicClock.nanoseconds()
-        while let task = timers.popExpired(now: now) { task() }
+        while let (_, task) = timers.popDue(notAfter: now) { task() }
     }
 
     private func armTimerIfNeeded() {
-        guard let next = timers.nextDeadline else { return }
+        guard let next = timers.earliestDeadline() else { return }
         if armedDeadline != 0 && armedDeadline <= next { return }
         let now = MonotonicClock.nanoseconds()
         let delay = next > now ? next - now : 1

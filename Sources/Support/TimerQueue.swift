@@ -1,48 +1,59 @@
-// APNs Sandbox — pending timers ordered by deadline, shared by both clocks.
+// APNs Sandbox — pending timers ordered by deadline: the one timer heap.
 
-/// Pending tasks by deadline (any unit), in a binary min-heap; ties run in scheduling order.
+/// Pending tasks by deadline, in a binary min-heap; ties come out in insertion order.
 ///
-/// Cancelled tasks are removed from the table at once, so their closures are released; their heap slots
-/// are skipped lazily and the heap is rebuilt when more than half of it is stale. Not thread-safe: the
-/// owning clock keeps it in a `Mutex`.
-struct TimerQueue {
-    private struct Key: Comparable {
-        var deadline: Int64
-        var id: UInt64
+/// Used by every timer owner: the event loop (monotonic nanoseconds, loop-confined closures) and both
+/// sandbox clocks (milliseconds or nanoseconds, `@Sendable` closures). The deadline's unit is the owner's.
+///
+/// Removed tasks leave the table at once, so their closures are released; their heap slots are skipped
+/// lazily when they surface, and the heap is rebuilt when more than half of it is stale. Not thread-safe:
+/// the owner confines it to one thread or keeps it in a `Mutex`.
+public struct TimerQueue<Deadline: Comparable, Work> {
+    /// Names an inserted task for ``remove(_:)``; never reused within one queue.
+    public typealias ID = UInt64
+
+    fileprivate struct Key: Comparable {
+        var deadline: Deadline
+        var id: ID
         static func < (lhs: Key, rhs: Key) -> Bool {
-            (lhs.deadline, lhs.id) < (rhs.deadline, rhs.id)
+            lhs.deadline < rhs.deadline || (lhs.deadline == rhs.deadline && lhs.id < rhs.id)
         }
     }
 
     private var heap: [Key] = []
-    private var tasks: [UInt64: @Sendable () -> Void] = [:]
-    private var nextID: UInt64 = 0
+    private var tasks: [ID: Work] = [:]
+    private var nextID: ID = 0
 
-    /// Live (not cancelled, not yet taken) tasks.
-    var count: Int { tasks.count }
+    public init() {}
 
-    /// Adds `task` at `deadline`; returns its id for ``remove(_:)``.
-    mutating func insert(deadline: Int64, _ task: @escaping @Sendable () -> Void) -> UInt64 {
-        nextID += 1
+    /// Live (neither removed nor taken) tasks.
+    public var count: Int { tasks.count }
+
+    public var isEmpty: Bool { tasks.isEmpty }
+
+    /// Adds `task` at `deadline`.
+    /// - Returns: Its id, for ``remove(_:)``.
+    public mutating func insert(deadline: Deadline, _ task: Work) -> ID {
+        nextID &+= 1
         tasks[nextID] = task
         push(Key(deadline: deadline, id: nextID))
         return nextID
     }
 
-    /// Drops a task that has not been taken yet.
-    mutating func remove(_ id: UInt64) {
+    /// Drops a task that has not been taken yet; a no-op for one already taken or removed.
+    public mutating func remove(_ id: ID) {
         guard tasks.removeValue(forKey: id) != nil else { return }
         if heap.count > 64, heap.count > 2 * tasks.count { rebuild() }
     }
 
     /// The earliest live deadline.
-    mutating func earliestDeadline() -> Int64? {
+    public mutating func earliestDeadline() -> Deadline? {
         dropStaleTop()
         return heap.first?.deadline
     }
 
     /// Removes and returns the earliest task whose deadline is at or before `limit`.
-    mutating func popDue(notAfter limit: Int64) -> (deadline: Int64, task: @Sendable () -> Void)? {
+    public mutating func popDue(notAfter limit: Deadline) -> (deadline: Deadline, task: Work)? {
         dropStaleTop()
         guard let top = heap.first, top.deadline <= limit, let task = tasks.removeValue(forKey: top.id) else {
             return nil
@@ -57,6 +68,7 @@ struct TimerQueue {
         while let top = heap.first, tasks[top.id] == nil { popTop() }
     }
 
+    /// A sorted array is a valid min-heap.
     private mutating func rebuild() {
         heap = heap.filter { tasks[$0.id] != nil }.sorted()
     }
@@ -89,3 +101,6 @@ struct TimerQueue {
         }
     }
 }
+
+extension TimerQueue: Sendable where Deadline: Sendable, Work: Sendable {}
+extension TimerQueue.Key: Sendable where Deadline: Sendable {}

@@ -1,0 +1,62 @@
+// APNs Sandbox — one device's place in the delivery engine: its machine, timer, locks and pending reports.
+import Synchronization
+
+
+/// Devices are spread over shards by token so that devices on different threads rarely share a lock.
+final class SlotShard: Sendable {
+    let slots = Mutex<[String: DeviceSlot]>([:])
+}
+
+/// One device's machine, its timer and its device-record write lock.
+final class DeviceSlot: Sendable {
+    struct State {
+        var queue: DeviceQueue
+        var timer: ScheduledTask?
+        var timerDeadline: Int64?
+        var timerGeneration: UInt64 = 0
+    }
+
+    /// Committed batches whose completions and change notifications have not run yet, in commit order.
+    ///
+    /// A report is queued under the device's `state` lock before the device is freed for its next batch
+    /// (so it is always ahead of any later batch's report); whoever finds nobody draining
+    /// drains, running the reports in order with no lock held (the emissions lock is only ever taken
+    /// inside `state` or alone, never the other way round). A synchronous store that completes the next
+    /// batch re-entrantly while the first report is being drained just queues behind it.
+    struct Emissions {
+        var reports: [DeviceQueue.SaveReport] = []
+        var isDraining = false
+
+        /// Queues `report`; true when the caller must drain (nobody else is).
+        mutating func enqueue(_ report: DeviceQueue.SaveReport) -> Bool {
+            reports.append(report)
+            guard !isDraining else { return false }
+            isDraining = true
+            return true
+        }
+    }
+
+    let token: String
+    let state: Mutex<State>
+    /// Serialises read-modify-write of the device record; taken before `state`, never inside it.
+    let deviceWrites = Mutex(())
+    let emissions = Mutex(Emissions())
+
+    init(token: String, queue: DeviceQueue) {
+        self.token = token
+        self.state = Mutex(State(queue: queue))
+    }
+
+    /// Runs `body` for every queued report, in order, until none is left (see ``Emissions``).
+    func drainEmissions(_ body: (DeviceQueue.SaveReport) -> Void) {
+        while let next = emissions.withLock({ emissions -> DeviceQueue.SaveReport? in
+            guard !emissions.reports.isEmpty else {
+                emissions.isDraining = false
+                return nil
+            }
+            return emissions.reports.removeFirst()
+        }) {
+            body(next)
+        }
+    }
+}
