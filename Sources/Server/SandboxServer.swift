@@ -80,7 +80,7 @@ public final class SandboxServer: Sendable {
         let storage = configuration.storage
         let store = try Self.openStore(
             StoreFile(
-                role: "store", path: storePath, synchronous: storage.synchronous == "normal" ? .normal : .full,
+                role: "store", path: storePath, synchronous: storage.synchronous.sqlite,
                 maxSizeBytes: storage.maxSizeBytes),
             settings: storage, logger: logger)
         Self.logHealthChanges(of: store, role: "store", logger: logger)
@@ -145,7 +145,7 @@ public final class SandboxServer: Sendable {
             serviceExtensionRunner: extensions, onChange: { waiters.notify($0) })
         self.engine = engine
 
-        registry = DeviceRegistry(unknownTokenPolicy: settings.unknownDeviceTokens == "strict" ? .strict : .autoRegister)
+        registry = DeviceRegistry(unknownTokenPolicy: settings.unknownDeviceTokens)
         let devices = DeviceService(
             registry: registry, devices: store, engine: engine, clock: clock, events: recorder,
             logger: logger.with("component", "devices"))
@@ -162,7 +162,7 @@ public final class SandboxServer: Sendable {
         Self.warnAboutPublicKeys(configuration, logger: logger)
         var listenerEnvironments: [String: APNsEnvironment] = [:]
         for listener in configuration.listeners {
-            if let name = listener.environment, let environment = APNsEnvironment(rawValue: name) {
+            if let environment = listener.environment {
                 listenerEnvironments[listener.name] = environment
             }
         }

@@ -17,12 +17,10 @@ public struct EventSettings: Codable, Sendable, Equatable, StrictlyKeyed {
     }
 
     public init(from decoder: any Decoder) throws {
-        try Self.rejectUnknownKeys(in: decoder)
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        let d = EventSettings()
-        maxEvents = try c.decodeIfPresent(Int.self, forKey: .maxEvents) ?? d.maxEvents
-        maxAgeHours = try c.decodeIfPresent(Double.self, forKey: .maxAgeHours) ?? d.maxAgeHours
-        heartbeatSeconds = try c.decodeIfPresent(Double.self, forKey: .heartbeatSeconds) ?? d.heartbeatSeconds
+        let section = try ConfigSection(decoder, defaults: Self())
+        maxEvents = try section(.maxEvents, \.maxEvents)
+        maxAgeHours = try section(.maxAgeHours, \.maxAgeHours)
+        heartbeatSeconds = try section(.heartbeatSeconds, \.heartbeatSeconds)
     }
 }
 
@@ -65,16 +63,15 @@ public struct WebhookConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
         }
 
         public init(from decoder: any Decoder) throws {
-            try Self.rejectUnknownKeys(in: decoder)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            id = try c.decode(String.self, forKey: .id)
-            url = try c.decode(String.self, forKey: .url)
-            events = try c.decodeIfPresent([String].self, forKey: .events)
-            devices = try c.decodeIfPresent([String].self, forKey: .devices)
-            topics = try c.decodeIfPresent([String].self, forKey: .topics)
-            secret = try c.decodeIfPresent(String.self, forKey: .secret)
-            description = try c.decodeIfPresent(String.self, forKey: .description)
-            maxConcurrentDeliveries = try c.decodeIfPresent(Int.self, forKey: .maxConcurrentDeliveries)
+            let section = try ConfigSection(decoder, defaults: Subscription(id: "", url: ""))
+            id = try section.required(.id)
+            url = try section.required(.url)
+            events = try section(.events, \.events)
+            devices = try section(.devices, \.devices)
+            topics = try section(.topics, \.topics)
+            secret = try section(.secret, \.secret)
+            description = try section(.description, \.description)
+            maxConcurrentDeliveries = try section(.maxConcurrentDeliveries, \.maxConcurrentDeliveries)
         }
     }
 
@@ -96,17 +93,15 @@ public struct WebhookConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
     }
 
     public init(from decoder: any Decoder) throws {
-        try Self.rejectUnknownKeys(in: decoder)
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        let d = WebhookConfiguration()
-        retryScheduleMilliseconds = try c.decodeIfPresent([Int64].self, forKey: .retryScheduleMilliseconds) ?? d.retryScheduleMilliseconds
-        jitter = try c.decodeIfPresent(Double.self, forKey: .jitter) ?? d.jitter
-        timeoutMilliseconds = try c.decodeIfPresent(Int64.self, forKey: .timeoutMilliseconds) ?? d.timeoutMilliseconds
-        maxConcurrentPerEndpoint = try c.decodeIfPresent(Int.self, forKey: .maxConcurrentPerEndpoint) ?? d.maxConcurrentPerEndpoint
-        breakerFailureThreshold = try c.decodeIfPresent(Int.self, forKey: .breakerFailureThreshold) ?? d.breakerFailureThreshold
-        breakerCooldownMilliseconds = try c.decodeIfPresent(Int64.self, forKey: .breakerCooldownMilliseconds) ?? d.breakerCooldownMilliseconds
-        deliveryRetentionDays = try c.decodeIfPresent(Double.self, forKey: .deliveryRetentionDays) ?? d.deliveryRetentionDays
-        subscriptions = try c.decodeIfPresent([Subscription].self, forKey: .subscriptions) ?? d.subscriptions
+        let section = try ConfigSection(decoder, defaults: Self())
+        retryScheduleMilliseconds = try section(.retryScheduleMilliseconds, \.retryScheduleMilliseconds)
+        jitter = try section(.jitter, \.jitter)
+        timeoutMilliseconds = try section(.timeoutMilliseconds, \.timeoutMilliseconds)
+        maxConcurrentPerEndpoint = try section(.maxConcurrentPerEndpoint, \.maxConcurrentPerEndpoint)
+        breakerFailureThreshold = try section(.breakerFailureThreshold, \.breakerFailureThreshold)
+        breakerCooldownMilliseconds = try section(.breakerCooldownMilliseconds, \.breakerCooldownMilliseconds)
+        deliveryRetentionDays = try section(.deliveryRetentionDays, \.deliveryRetentionDays)
+        subscriptions = try section(.subscriptions, \.subscriptions)
     }
 
     /// The dispatcher's settings.

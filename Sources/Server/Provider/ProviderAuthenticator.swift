@@ -31,7 +31,7 @@ struct ProviderAuthenticator: Sendable {
         self.keys = keys
         self.registry = registry
         self.settings = settings
-        self.environmentKeyReason = APNsReason(rawValue: settings.environmentKeyReason) ?? .badEnvironmentKeyIdInToken
+        self.environmentKeyReason = settings.environmentKeyReason.reason
     }
 
     /// - Parameters:
