@@ -89,4 +89,78 @@ import Testing
             == "APNS_SANDBOX_LOG_LEVEL=loud must be one of trace, debug, info, notice, warning, error")
         #expect(configuration.logLevel == .trace)
     }
+
+    /// Durations keep their keys and units; use sites get nanoseconds or milliseconds without multiplying.
+    @Test func durationsConvertFromTheirKeysUnit() throws {
+        let configuration = try JSONDecoder().decode(
+            SandboxConfiguration.self, from: Data(ConfigurationEncodingTests.everythingSet.utf8))
+        #expect(configuration.limits.idleTimeoutSeconds == 1.5)
+        #expect(configuration.limits.idleTimeoutSeconds.nanoseconds == 1_500_000_000)
+        #expect(configuration.limits.shutdownGraceSeconds.milliseconds == 250)
+        #expect(configuration.limits.sendTimeoutSeconds.duration == .seconds(7))
+        #expect(configuration.storage.maxAgeDays.milliseconds == 43_200_000)
+        #expect(configuration.events.maxAgeHours.milliseconds == 360_000)
+        #expect(configuration.events.heartbeatSeconds.nanoseconds == 200_000_000)
+        #expect(configuration.delivery.lowPriorityDelayMilliseconds.nanoseconds == 250_000_000)
+        #expect(configuration.apns.tokenMaxAgeSeconds.milliseconds == 60_000)
+        #expect(configuration.webhooks.settings.retryScheduleMilliseconds == [0, 10])
+        #expect(configuration.webhooks.settings.deliveryRetentionMilliseconds == 108_000_000)
+        #expect(WebhookConfiguration().deliveryRetentionDays == 7)
+        let options = SandboxServer.httpOptions(from: configuration)
+        #expect(options.idleTimeout == 1_500_000_000 && options.requestTimeout == 2_000_000_000)
+        #expect(options.sendTimeout == 7_000_000_000)
+        // The floor the HTTP options keep (10 ms), as before.
+        var tiny = SandboxConfiguration()
+        tiny.limits.idleTimeoutSeconds = 0.001
+        #expect(SandboxServer.httpOptions(from: tiny).idleTimeout == 10_000_000)
+    }
+
+    /// The conversions are the sandbox's old arithmetic (`UInt64(max(0, s) * 1e9)`, `Int64(d * 86_400_000)`),
+    /// truncating; a negative duration is 0 ns; an absurd one saturates instead of trapping.
+    @Test func conversionsTruncateAndSaturate() {
+        for seconds in [0.0, 0.2, 0.3, 1.5, 2.25, 10, 1e-9, 1234.5678, -3] {
+            #expect(ConfigDuration<InSeconds>(seconds).nanoseconds == UInt64(max(0, seconds) * 1e9), "\(seconds)")
+        }
+        for days in [0.0, 0.1, 0.5, 1.25, 30, 365.25] {
+            #expect(ConfigDuration<InDays>(days).milliseconds == Int64(days * 86_400_000), "\(days)")
+        }
+        #expect(ConfigDuration<InSeconds>(-1).milliseconds == -1000)
+        #expect(ConfigDuration<InDays>(1e300).milliseconds == .max)
+        #expect(ConfigDuration<InDays>(-1e300).milliseconds == .min)
+        #expect(ConfigDuration<InSeconds>(.infinity).nanoseconds == UInt64(Int64.max))
+        #expect(ConfigDuration<InMilliseconds>(.max).nanoseconds == UInt64(Int64.max))
+        #expect(ConfigDuration<InMilliseconds>(.min).milliseconds == .min)
+    }
+
+    /// A duration of the wrong kind is named with its key: a fraction where whole milliseconds belong, text
+    /// where a number does; range problems are still found by `validate()`, with the same messages.
+    @Test(arguments: [
+        (#"{"delivery":{"lowPriorityDelayMilliseconds":1.5}}"#, "delivery.lowPriorityDelayMilliseconds: 1.5 must be a whole number"),
+        (#"{"webhooks":{"retryScheduleMilliseconds":[0,2.5]}}"#, "webhooks.retryScheduleMilliseconds[1]: 2.5 must be a whole number"),
+        (#"{"limits":{"idleTimeoutSeconds":"long"}}"#, "limits.idleTimeoutSeconds: must be a number"),
+        (#"{"apns":{"tokenMaxAgeSeconds":"1h"}}"#, "apns.tokenMaxAgeSeconds: must be an integer"),
+    ])
+    func durationsOfTheWrongKindNameTheKey(text: String, expected: String) throws {
+        let error = try #require(throws: ConfigurationError.self) { try Self.load(text) }
+        #expect(error.description.contains(expected), "\(error)")
+    }
+
+    /// Range checks on durations keep their messages.
+    @Test func durationRangesAreChecked() throws {
+        let cases: [(String, String)] = [
+            (#"{"limits":{"idleTimeoutSeconds":-5}}"#, "limits.idleTimeoutSeconds must be a positive number (got -5.0)"),
+            (#"{"limits":{"shutdownGraceSeconds":-1}}"#, "limits.shutdownGraceSeconds must not be negative (got -1.0)"),
+            (#"{"events":{"heartbeatSeconds":0}}"#, "events.heartbeatSeconds and events.maxAgeHours must be positive"),
+            (#"{"delivery":{"lowPriorityDelayMilliseconds":-1}}"#, "delivery settings must not be negative"),
+            (#"{"webhooks":{"retryScheduleMilliseconds":[0,-1]}}"#, "webhooks.retryScheduleMilliseconds must list at least one delay, none negative"),
+            (#"{"webhooks":{"timeoutMilliseconds":0}}"#, "webhooks.timeoutMilliseconds must be positive"),
+            (#"{"extensions":{"defaultGraceMilliseconds":-1}}"#, "extensions: budget and maxConcurrentInstances must be positive, grace not negative"),
+            (#"{"storage":{"maxAgeDays":0}}"#, "storage.maxRecords and storage.maxAgeDays must be positive, storage.file non-empty"),
+        ]
+        for (text, expected) in cases {
+            let configuration = try JSONDecoder().decode(SandboxConfiguration.self, from: Data(text.utf8))
+            let error = try #require(throws: ConfigurationError.self) { try configuration.validate() }
+            #expect(error.description == expected, "\(text)")
+        }
+    }
 }

@@ -13,12 +13,12 @@ public struct APNsSettings: Codable, Sendable, Equatable, StrictlyKeyed {
     /// (quick start). Off: such topics get `TopicDisallowed`.
     public var autoRegisterApps = true
     /// Provider tokens older than this get `ExpiredProviderToken` (Apple: one hour).
-    public var tokenMaxAgeSeconds: Int64 = 3600
+    public var tokenMaxAgeSeconds: ConfigDuration<InWholeSeconds> = 3600
     /// Provider tokens issued further in the future than this get `InvalidProviderToken`.
-    public var tokenClockSkewSeconds: Int64 = 60
+    public var tokenClockSkewSeconds: ConfigDuration<InWholeSeconds> = 60
     /// A new token on one connection sooner than this after the previous change gets
     /// `TooManyProviderTokenUpdates` (Apple: 20 minutes).
-    public var tokenUpdateMinimumIntervalSeconds: Double = 1200
+    public var tokenUpdateMinimumIntervalSeconds: ConfigDuration<InSeconds> = 1200
     /// SETTINGS_MAX_CONCURRENT_STREAMS until a push with a valid provider token (Apple: 1);
     /// 0 means the full limit from the start.
     public var streamsBeforeAuthentication = 1

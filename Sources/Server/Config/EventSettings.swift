@@ -6,9 +6,9 @@ public struct EventSettings: Codable, Sendable, Equatable, StrictlyKeyed {
     /// Keep at most this many events for `Last-Event-ID` resume (the oldest are pruned).
     public var maxEvents = 1_000_000
     /// Prune events older than this.
-    public var maxAgeHours = 24.0
+    public var maxAgeHours: ConfigDuration<InHours> = 24
     /// An SSE comment line is sent this often so that proxies keep idle streams open.
-    public var heartbeatSeconds = 15.0
+    public var heartbeatSeconds: ConfigDuration<InSeconds> = 15
 
     public init() {}
 
@@ -27,15 +27,15 @@ public struct EventSettings: Codable, Sendable, Equatable, StrictlyKeyed {
 /// Webhook delivery (Standard Webhooks) and the subscriptions configured in the file.
 public struct WebhookConfiguration: Codable, Sendable, Equatable, StrictlyKeyed {
     /// Delays before each attempt in milliseconds; the first is the first attempt's (normally 0).
-    public var retryScheduleMilliseconds: [Int64]
+    public var retryScheduleMilliseconds: [ConfigDuration<InMilliseconds>]
     /// Random spread of each delay (0.1 = ±10 %).
     public var jitter: Double
-    public var timeoutMilliseconds: Int64
+    public var timeoutMilliseconds: ConfigDuration<InMilliseconds>
     public var maxConcurrentPerEndpoint: Int
     public var breakerFailureThreshold: Int
-    public var breakerCooldownMilliseconds: Int64
+    public var breakerCooldownMilliseconds: ConfigDuration<InMilliseconds>
     /// Finished deliveries stay in the delivery log this long.
-    public var deliveryRetentionDays: Double
+    public var deliveryRetentionDays: ConfigDuration<InDays>
     public var subscriptions: [Subscription]
 
     /// A subscription from the configuration file (re-applied at every start; its id is kept).
@@ -75,15 +75,16 @@ public struct WebhookConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
         }
     }
 
+    /// The dispatcher's own defaults (``WebhookSettings``), in the file's units.
     public init() {
         let d = WebhookSettings()
-        retryScheduleMilliseconds = d.retryScheduleMilliseconds
+        retryScheduleMilliseconds = d.retryScheduleMilliseconds.map { ConfigDuration($0) }
         jitter = d.jitter
-        timeoutMilliseconds = d.timeoutMilliseconds
+        timeoutMilliseconds = ConfigDuration(d.timeoutMilliseconds)
         maxConcurrentPerEndpoint = d.maxConcurrentPerEndpoint
         breakerFailureThreshold = d.breakerFailureThreshold
-        breakerCooldownMilliseconds = d.breakerCooldownMilliseconds
-        deliveryRetentionDays = Double(d.deliveryRetentionMilliseconds) / 86_400_000
+        breakerCooldownMilliseconds = ConfigDuration(d.breakerCooldownMilliseconds)
+        deliveryRetentionDays = ConfigDuration(milliseconds: d.deliveryRetentionMilliseconds)
         subscriptions = []
     }
 
@@ -107,14 +108,14 @@ public struct WebhookConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
     /// The dispatcher's settings.
     var settings: WebhookSettings {
         var settings = WebhookSettings()
-        settings.retryScheduleMilliseconds = retryScheduleMilliseconds
+        settings.retryScheduleMilliseconds = retryScheduleMilliseconds.map(\.milliseconds)
         settings.jitter = jitter
-        settings.timeoutMilliseconds = timeoutMilliseconds
+        settings.timeoutMilliseconds = timeoutMilliseconds.milliseconds
         settings.maxConcurrentPerEndpoint = maxConcurrentPerEndpoint
         settings.breakerFailureThreshold = breakerFailureThreshold
-        settings.breakerCooldownMilliseconds = breakerCooldownMilliseconds
-        settings.breakerMaxCooldownMilliseconds = max(breakerCooldownMilliseconds, settings.breakerMaxCooldownMilliseconds)
-        settings.deliveryRetentionMilliseconds = Int64(deliveryRetentionDays * 86_400_000)
+        settings.breakerCooldownMilliseconds = breakerCooldownMilliseconds.milliseconds
+        settings.breakerMaxCooldownMilliseconds = max(breakerCooldownMilliseconds.milliseconds, settings.breakerMaxCooldownMilliseconds)
+        settings.deliveryRetentionMilliseconds = deliveryRetentionDays.milliseconds
         return settings
     }
 

@@ -14,15 +14,15 @@ extension SandboxConfiguration {
         public var maxHeaderCount = 100
         public var maxHeaderBytes = 16_384
         public var maxBodyBytes = 1_048_576
-        public var idleTimeoutSeconds = 300.0
-        public var requestTimeoutSeconds = 10.0
-        public var shutdownGraceSeconds = 10.0
+        public var idleTimeoutSeconds: ConfigDuration<InSeconds> = 300
+        public var requestTimeoutSeconds: ConfigDuration<InSeconds> = 10
+        public var shutdownGraceSeconds: ConfigDuration<InSeconds> = 10
         /// Response bytes a connection may hold for a peer that does not read them.
         public var maxOutputBytesPerConnection = 4_194_304
         /// HTTP/2: request-body bytes buffered per connection (its flow-control window).
         public var maxRequestBodyBytesPerConnection = 4_194_304
         /// A response (HTTP/2 stream) or socket that takes nothing for this long is reset or closed.
-        public var sendTimeoutSeconds = 30.0
+        public var sendTimeoutSeconds: ConfigDuration<InSeconds> = 30
         /// HTTP/2 rapid reset: RST_STREAMs a peer may send in a burst, and per second after it.
         public var streamResetBurst = 200
         public var streamResetsPerSecond = 33.0
@@ -93,14 +93,14 @@ extension SandboxConfiguration {
                 return "limits.\(key) must be a positive integer (got \(value))"
             }
             let positiveNumbers: [(String, Double)] = [
-                ("idleTimeoutSeconds", idleTimeoutSeconds), ("requestTimeoutSeconds", requestTimeoutSeconds),
-                ("sendTimeoutSeconds", sendTimeoutSeconds), ("streamResetsPerSecond", streamResetsPerSecond),
+                ("idleTimeoutSeconds", idleTimeoutSeconds.amount), ("requestTimeoutSeconds", requestTimeoutSeconds.amount),
+                ("sendTimeoutSeconds", sendTimeoutSeconds.amount), ("streamResetsPerSecond", streamResetsPerSecond),
                 ("discardedDataBytesPerSecond", discardedDataBytesPerSecond),
             ]
             for (key, value) in positiveNumbers where !(value > 0 && value.isFinite) {
                 return "limits.\(key) must be a positive number (got \(value))"
             }
-            if !(shutdownGraceSeconds >= 0 && shutdownGraceSeconds.isFinite) {
+            if !(shutdownGraceSeconds >= 0 && shutdownGraceSeconds.amount.isFinite) {
                 return "limits.shutdownGraceSeconds must not be negative (got \(shutdownGraceSeconds))"
             }
             if eventStreamBufferBytes < 65_536 {

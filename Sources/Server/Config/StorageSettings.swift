@@ -10,13 +10,13 @@ public struct StorageSettings: Codable, Sendable, Equatable, StrictlyKeyed {
     /// Keep at most this many notification records (the oldest final ones are pruned).
     public var maxRecords = 1_000_000
     /// Prune final records older than this.
-    public var maxAgeDays = 30.0
+    public var maxAgeDays: ConfigDuration<InDays> = 30
     /// The check of both database files at start: `quick` (`PRAGMA quick_check`), `full`
     /// (`PRAGMA integrity_check`) or `off`.
     public var integrityCheck = IntegrityCheck.Mode.quick
     /// Longest the start-time check may take per file; when it runs out the server starts with a
     /// warning that the check was incomplete. 0 = no limit.
-    public var integrityCheckSeconds = 10.0
+    public var integrityCheckSeconds: ConfigDuration<InSeconds> = 10
     /// A damaged file at start: `refuse` (exit with an error naming it) or `moveAside` (rename it and
     /// its -wal/-shm to `<name>.corrupt-<UTC time>` and start with an empty store).
     public var onCorruption = OnCorruption.refuse
@@ -66,7 +66,7 @@ public struct StorageSettings: Codable, Sendable, Equatable, StrictlyKeyed {
         if maxRecords <= 0 || !(maxAgeDays > 0) || file.isEmpty {
             problems.append("storage.maxRecords and storage.maxAgeDays must be positive, storage.file non-empty")
         }
-        if !(integrityCheckSeconds >= 0) || !integrityCheckSeconds.isFinite {
+        if !(integrityCheckSeconds >= 0) || !integrityCheckSeconds.amount.isFinite {
             problems.append("storage.integrityCheckSeconds must be 0 (no limit) or a positive number of seconds")
         }
         if !(maxSizeMB >= 0) || !maxSizeMB.isFinite {
@@ -77,7 +77,7 @@ public struct StorageSettings: Codable, Sendable, Equatable, StrictlyKeyed {
 
     /// The start-time check of each database file.
     var integrity: IntegrityCheck {
-        IntegrityCheck(mode: integrityCheck, timeLimitSeconds: integrityCheckSeconds > 0 ? integrityCheckSeconds : nil)
+        IntegrityCheck(mode: integrityCheck, timeLimitSeconds: integrityCheckSeconds > 0 ? integrityCheckSeconds.amount : nil)
     }
 
     /// ``maxSizeMB`` in bytes (0 = no limit).
@@ -89,7 +89,7 @@ public struct StorageSettings: Codable, Sendable, Equatable, StrictlyKeyed {
 /// How simulated devices receive pushes.
 public struct DeliverySettings: Codable, Sendable, Equatable, StrictlyKeyed {
     /// Priority 5 and 1 pushes are delivered after this delay (batched); 0 = at once.
-    public var lowPriorityDelayMilliseconds: Int64 = 0
+    public var lowPriorityDelayMilliseconds: ConfigDuration<InMilliseconds> = 0
     /// Background (silent) pushes beyond this many per app per hour are held (Apple: 2–3); 0 = no throttle.
     public var backgroundPushesPerHour = 3
 
@@ -109,9 +109,9 @@ public struct DeliverySettings: Codable, Sendable, Equatable, StrictlyKeyed {
 /// How service extensions run (the per-app configuration is the app's `serviceExtension`).
 public struct ExtensionSettings: Codable, Sendable, Equatable, StrictlyKeyed {
     /// The time an extension gets before `serviceExtensionTimeWillExpire` (iOS: about 30 s), unless the app sets its own.
-    public var defaultBudgetMilliseconds: Int64 = 30_000
+    public var defaultBudgetMilliseconds: ConfigDuration<InMilliseconds> = 30_000
     /// How long content is still accepted after `serviceExtensionTimeWillExpire`.
-    public var defaultGraceMilliseconds: Int64 = 1_000
+    public var defaultGraceMilliseconds: ConfigDuration<InMilliseconds> = 1_000
     /// Honour the per-push header `apns-sandbox-extension-budget-ms` (for tests; off by default).
     public var allowBudgetHeader = false
     /// Instances running at once; more wait in order (their budget starts when they run).
