@@ -9,7 +9,7 @@ import Synchronization
 /// the quick-start default) or are rejected (`BadDeviceToken`, strict mode).
 public final class DeviceRegistry: Sendable {
     /// How unknown tokens are treated.
-    public enum UnknownTokenPolicy: String, Sendable, Codable {
+    public enum UnknownTokenPolicy: String, Sendable, Codable, CaseIterable {
         /// The first push creates a device with the topic's app installed.
         case autoRegister
         /// Unknown tokens get 400 `BadDeviceToken`.

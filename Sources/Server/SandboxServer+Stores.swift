@@ -33,7 +33,7 @@ extension SandboxServer {
         do {
             store = try open()
         } catch let error as StoreError where error.isCorruption {
-            guard settings.onCorruption == "moveAside" else {
+            guard settings.onCorruption == .moveAside else {
                 let name = (file.path as NSString).lastPathComponent
                 throw ConfigurationError(
                     "\(file.role) \(error.message). The sandbox does not serve a damaged file; it was left as it is. "

@@ -80,7 +80,7 @@ public final class SandboxServer: Sendable {
         let storage = configuration.storage
         let store = try Self.openStore(
             StoreFile(
-                role: "store", path: storePath, synchronous: storage.synchronous == "normal" ? .normal : .full,
+                role: "store", path: storePath, synchronous: storage.synchronous.sqlite,
                 maxSizeBytes: storage.maxSizeBytes),
             settings: storage, logger: logger)
         Self.logHealthChanges(of: store, role: "store", logger: logger)
@@ -89,7 +89,7 @@ public final class SandboxServer: Sendable {
         self.clock = clock
         let waiters = NotificationWaiters()
         let eventHub = EventStreamHub(
-            log: store, heartbeatSeconds: configuration.events.heartbeatSeconds,
+            log: store, heartbeatSeconds: configuration.events.heartbeatSeconds.amount,
             capacity: EventStreamHub.Capacity(
                 maxStreams: configuration.limits.maxEventStreams,
                 maxStreamsPerClient: configuration.limits.maxEventStreamsPerClient),
@@ -128,11 +128,11 @@ public final class SandboxServer: Sendable {
         try ConfigurationSeed.applyWebhooks(configuration.webhooks, outbox: outbox, eventLog: store, clock: clock)
         let recorder = EventRecorder(log: store, logger: logger.with("component", "events"))
         var deliveryConfiguration = DeliveryEngine.Configuration()
-        deliveryConfiguration.lowPriorityDelayMilliseconds = configuration.delivery.lowPriorityDelayMilliseconds
+        deliveryConfiguration.lowPriorityDelayMilliseconds = configuration.delivery.lowPriorityDelayMilliseconds.milliseconds
         deliveryConfiguration.backgroundPushesPerHour = configuration.delivery.backgroundPushesPerHour
         var runtimeConfiguration = RuntimeConfiguration(dataDirectory: dataDirectory)
-        runtimeConfiguration.defaultBudgetMilliseconds = configuration.extensions.defaultBudgetMilliseconds
-        runtimeConfiguration.defaultGraceMilliseconds = configuration.extensions.defaultGraceMilliseconds
+        runtimeConfiguration.defaultBudgetMilliseconds = configuration.extensions.defaultBudgetMilliseconds.milliseconds
+        runtimeConfiguration.defaultGraceMilliseconds = configuration.extensions.defaultGraceMilliseconds.milliseconds
         runtimeConfiguration.allowBudgetHeader = configuration.extensions.allowBudgetHeader
         runtimeConfiguration.maxConcurrentInstances = configuration.extensions.maxConcurrentInstances
         let execPolicy = Self.execPolicy(from: configuration)
@@ -145,7 +145,7 @@ public final class SandboxServer: Sendable {
             serviceExtensionRunner: extensions, onChange: { waiters.notify($0) })
         self.engine = engine
 
-        registry = DeviceRegistry(unknownTokenPolicy: settings.unknownDeviceTokens == "strict" ? .strict : .autoRegister)
+        registry = DeviceRegistry(unknownTokenPolicy: settings.unknownDeviceTokens)
         let devices = DeviceService(
             registry: registry, devices: store, engine: engine, clock: clock, events: recorder,
             logger: logger.with("component", "devices"))
@@ -162,7 +162,7 @@ public final class SandboxServer: Sendable {
         Self.warnAboutPublicKeys(configuration, logger: logger)
         var listenerEnvironments: [String: APNsEnvironment] = [:]
         for listener in configuration.listeners {
-            if let name = listener.environment, let environment = APNsEnvironment(rawValue: name) {
+            if let environment = listener.environment {
                 listenerEnvironments[listener.name] = environment
             }
         }
@@ -210,7 +210,7 @@ public final class SandboxServer: Sendable {
             })
         serverConfiguration.maxConnections = configuration.limits.maxConnections
         serverConfiguration.maxConnectionsPerClient = configuration.limits.maxConnectionsPerClient
-        serverConfiguration.connectionLimits.handshakeTimeout = UInt64(configuration.limits.requestTimeoutSeconds * 1e9)
+        serverConfiguration.connectionLimits.handshakeTimeout = configuration.limits.requestTimeoutSeconds.nanoseconds
         serverConfiguration.connectionLimits.writeStallTimeout = options.sendTimeout
         server = TCPServer(
             configuration: serverConfiguration, loops: group.loops, factory: HTTPConnectionFactory(pipeline: pipeline),
@@ -262,12 +262,12 @@ public final class SandboxServer: Sendable {
         options.maxConcurrentStreams = UInt32(clamping: limits.maxConcurrentStreams)
         options.maxHeaderListSize = limits.maxHeaderListSize
         options.maxBodyBytes = limits.maxBodyBytes
-        options.idleTimeout = UInt64(max(0.01, limits.idleTimeoutSeconds) * 1e9)
-        options.requestTimeout = UInt64(max(0.01, limits.requestTimeoutSeconds) * 1e9)
+        options.idleTimeout = max(0.01, limits.idleTimeoutSeconds).nanoseconds
+        options.requestTimeout = max(0.01, limits.requestTimeoutSeconds).nanoseconds
         options.requestLogging = configuration.requestLogging
         options.maxOutputBytesPerConnection = limits.maxOutputBytesPerConnection
         options.maxRequestBodyBytesPerConnection = limits.maxRequestBodyBytesPerConnection
-        options.sendTimeout = UInt64(limits.sendTimeoutSeconds * 1e9)
+        options.sendTimeout = limits.sendTimeoutSeconds.nanoseconds
         options.streamResetBurst = limits.streamResetBurst
         options.streamResetsPerSecond = limits.streamResetsPerSecond
         options.discardedDataBurstBytes = limits.discardedDataBurstBytes
@@ -300,7 +300,7 @@ public final class SandboxServer: Sendable {
         state.setReady(false)
         // Open event streams would hold the graceful drain until its deadline: end them first.
         eventHub.close()
-        server.shutdown(gracePeriodNanoseconds: UInt64(max(0, configuration.limits.shutdownGraceSeconds) * 1e9))
+        server.shutdown(gracePeriodNanoseconds: configuration.limits.shutdownGraceSeconds.nanoseconds)
         group.shutdown()
         pipeline.shutdown()
         webhooks.shutdown()
@@ -367,14 +367,14 @@ final class Retention: Sendable {
         do {
             let attachments = self.attachments
             let pruned = try store.prune(
-                keepingAtMost: settings.maxRecords, receivedBefore: now - Int64(settings.maxAgeDays * 86_400_000),
+                keepingAtMost: settings.maxRecords, receivedBefore: now - settings.maxAgeDays.milliseconds,
                 removed: { attachments.removed($0) })
             let count = pruned.expired + pruned.overflow
             if count > 0 { logger.info("pruned notification records", [("count", "\(count)")]) }
             // Events a webhook subscription has not been fed yet stay, whatever their age.
             let floor = try outbox.subscriptions().map(\.cursor).min() ?? .max
             let events = try store.pruneEvents(
-                maxEvents: events.maxEvents, olderThan: now - Int64(events.maxAgeHours * 3_600_000), keepingAbove: floor)
+                maxEvents: events.maxEvents, olderThan: now - events.maxAgeHours.milliseconds, keepingAbove: floor)
             if events > 0 { logger.info("pruned events", [("count", "\(events)")]) }
             try outbox.pruneDeliveries(finishedBefore: now - webhooks.deliveryRetentionMilliseconds)
         } catch {

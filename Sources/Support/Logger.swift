@@ -9,7 +9,7 @@ import Synchronization
 /// Metadata values with spaces or quotes are quoted. Never log full device tokens or JWTs.
 public struct Logger: Sendable {
     /// Severity, ordered from most to least verbose.
-    public enum Level: Int, Sendable, Comparable, CustomStringConvertible {
+    public enum Level: Int, Sendable, Comparable, CustomStringConvertible, CaseIterable {
         case trace, debug, info, notice, warning, error
 
         public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }

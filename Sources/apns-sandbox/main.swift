@@ -96,7 +96,12 @@ func serve(_ arguments: ArraySlice<String>) -> Never {
         }
         try configuration.applyEnvironment(environment)
         if let value = flags["--data-dir"] { configuration.dataDirectory = value }
-        if let value = flags["--log-level"] { configuration.logLevel = value }
+        if let value = flags["--log-level"] {
+            guard let level = Logger.Level(name: value) else {
+                fail("unknown log level \(value) (one of trace, debug, info, notice, warning, error)")
+            }
+            configuration.logLevel = level
+        }
         if let value = flags["--host"] { configuration.setHost(value) }
         if let value = flags["--tls-port"] { configuration.setPort(try SandboxConfiguration.port(value, "--tls-port"), tls: true) }
         if let value = flags["--http-port"] { configuration.setPort(try SandboxConfiguration.port(value, "--http-port"), tls: false) }
@@ -107,10 +112,7 @@ func serve(_ arguments: ArraySlice<String>) -> Never {
     } catch {
         fail("\(error)")
     }
-    guard let level = Logger.Level(name: configuration.logLevel) else {
-        fail("unknown log level \(configuration.logLevel) (one of trace, debug, info, notice, warning, error)")
-    }
-    let logger = Logger(label: "apns-sandbox", level: level)
+    let logger = Logger(label: "apns-sandbox", level: configuration.logLevel)
 
     let server: SandboxServer
     do {

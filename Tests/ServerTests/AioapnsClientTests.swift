@@ -60,7 +60,7 @@ import Testing
 
     /// Strict device tokens: unknown tokens get BadDeviceToken; an uninstalled app gets 410 Unregistered.
     @Test func deviceRulesAreReported() async throws {
-        try await withServer(configure: { $0.apns.unknownDeviceTokens = "strict" }) { server in
+        try await withServer(configure: { $0.apns.unknownDeviceTokens = .strict }) { server in
             let (report, output) = try await send(server, [
                 "--count", "5", "--concurrency", "5", "--random-tokens", "--expect-status", "400:BadDeviceToken",
             ])

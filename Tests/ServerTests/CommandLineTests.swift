@@ -148,4 +148,16 @@ import Testing
         #expect(output.status == 2)
         #expect(output.stderrText.contains("invalid configuration \(config): listeners[0].port (listener tls): 99999"), "\(output)")
     }
+
+    /// A log level that is none of the names stops `serve` before anything starts: `--log-level` as before,
+    /// `APNS_SANDBOX_LOG_LEVEL` naming the variable.
+    @Test func unknownLogLevelIsRefused() async throws {
+        let binary = try GracefulShutdownTests.executable()
+        let flag = try await run(binary, args: ["serve", "--log-level", "loud"])
+        #expect(flag.status == 2, "\(flag)")
+        #expect(flag.stderrText.contains("unknown log level loud (one of trace, debug, info, notice, warning, error)"), "\(flag)")
+        let variable = try await run(binary, args: ["serve"], environment: ["APNS_SANDBOX_LOG_LEVEL": "loud"])
+        #expect(variable.status == 2, "\(variable)")
+        #expect(variable.stderrText.contains("APNS_SANDBOX_LOG_LEVEL=loud must be one of trace, debug"), "\(variable)")
+    }
 }

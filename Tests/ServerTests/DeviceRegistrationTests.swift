@@ -6,7 +6,7 @@ import Testing
     /// 20,000 pushes to new tokens over 16 connections, each followed at once by a GET or PATCH of its
     /// device: never a 404 (the device commits no later than the push), and the device count matches.
     @Test func autoRegisteredDeviceIsVisibleRightAfterThePush() async throws {
-        try await withServer(configure: { $0.storage.synchronous = "normal" }) { server in
+        try await withServer(configure: { $0.storage.synchronous = .normal }) { server in
             let output = try await run("/usr/bin/env", args: [
                 "python3", TestPaths.packageRoot + "/tests/python/new_tokens_probe.py", "--port", "\(server.httpPort)",
                 "--token", server.providerToken, "--count", "20000", "--connections", "16",
@@ -31,7 +31,7 @@ import Testing
     /// next push to its token registers it again, and the API finds it after that push's 200.
     @Test func deviceWhoseWriteFailedIsRegisteredByTheNextPush() async throws {
         try await withServer(configure: {
-            $0.storage.synchronous = "normal"
+            $0.storage.synchronous = .normal
             $0.storage.maxSizeMB = 0.5
         }) { server in
             let base = server.httpBase

@@ -97,14 +97,14 @@ extension ReasonCase {
         valid("odd-length token", outcome: .rejected(400, "BadDeviceToken"), token: "a" + String(repeating: "ab", count: 32)),
         valid("development device addressed as production", outcome: .rejected(400, "BadDeviceToken"),
               token: developmentDevice, host: .production, configure: {
-                  $0.devices = [DeviceConfiguration(token: developmentDevice, environment: "development", apps: [testTopic])]
+                  $0.devices = [DeviceConfiguration(token: developmentDevice, environment: .development, apps: [testTopic])]
               }),
         valid("production device addressed as development", outcome: .rejected(400, "BadDeviceToken"),
               token: productionDevice, host: .sandbox, configure: {
-                  $0.devices = [DeviceConfiguration(token: productionDevice, environment: "production", apps: [testTopic])]
+                  $0.devices = [DeviceConfiguration(token: productionDevice, environment: .production, apps: [testTopic])]
               }),
         valid("unknown token in strict mode", outcome: .rejected(400, "BadDeviceToken"), configure: {
-            $0.apns.unknownDeviceTokens = "strict"
+            $0.apns.unknownDeviceTokens = .strict
         }),
 
         // 400: headers
@@ -197,7 +197,7 @@ extension ReasonCase {
             try $0.token(Fixture.productionKeyID)
         },
         auth("development key against production, live spelling", outcome: .rejected(403, "BadEnvironmentKeyInToken"),
-             host: .production, configure: { $0.apns.environmentKeyReason = "BadEnvironmentKeyInToken" }) {
+             host: .production, configure: { $0.apns.environmentKeyReason = .badEnvironmentKeyInToken }) {
             try $0.token(Fixture.developmentKeyID)
         },
 
@@ -242,7 +242,7 @@ extension ReasonCase {
               extra: [("apns-collapse-id", String(repeating: "c", count: 64)), ("apns-expiration", "0"), ("apns-priority", "1")]),
         valid("production device on api.push.apple.com", outcome: .accepted, token: productionDevice, host: .production,
               configure: {
-                  $0.devices = [DeviceConfiguration(token: productionDevice, environment: "production", apps: [testTopic])]
+                  $0.devices = [DeviceConfiguration(token: productionDevice, environment: .production, apps: [testTopic])]
               }),
         valid("configured development device on api.sandbox.push.apple.com", outcome: .accepted,
               token: developmentDevice, host: .sandbox, configure: {
@@ -261,7 +261,7 @@ extension ReasonCase {
         valid("location to .location-query", outcome: .accepted, topic: testTopic + ".location-query",
               extra: [("apns-push-type", "location")]),
         valid("strict mode, configured device", outcome: .accepted, token: developmentDevice, configure: {
-            $0.apns.unknownDeviceTokens = "strict"
+            $0.apns.unknownDeviceTokens = .strict
             $0.devices = [DeviceConfiguration(token: developmentDevice, apps: [testTopic])]
         }),
         auth("topic-scoped key for its topic", outcome: .accepted) { try $0.token(Fixture.scopedKeyID) },
@@ -325,7 +325,7 @@ struct ProviderReasonMatrixTests {
     @Test(arguments: ProviderTransport.allCases)
     func listenerEnvironmentSelectsProduction(_ transport: ProviderTransport) async throws {
         try await withProviderServer(configure: { configuration in
-            for index in configuration.listeners.indices { configuration.listeners[index].environment = "production" }
+            for index in configuration.listeners.indices { configuration.listeners[index].environment = .production }
         }) { server in
             let production = PushSpec.push(authorization: try server.token(Fixture.productionKeyID))
             expectReply(try await server.push(production, over: transport), .accepted, for: production,
@@ -343,7 +343,7 @@ struct ProviderReasonMatrixTests {
     /// `apns.defaultEnvironment = "production"` makes pushes to a plain address production pushes.
     @Test(arguments: ProviderTransport.allCases)
     func defaultEnvironmentSetting(_ transport: ProviderTransport) async throws {
-        try await withProviderServer(configure: { $0.apns.defaultEnvironment = "production" }) { server in
+        try await withProviderServer(configure: { $0.apns.defaultEnvironment = .production }) { server in
             let spec = PushSpec.push(authorization: try server.token(Fixture.developmentKeyID))
             expectReply(try await server.push(spec, over: transport), .rejected(403, "BadEnvironmentKeyIdInToken"),
                         for: spec, transport: transport, environment: .production)

@@ -7,7 +7,7 @@ import Testing
     /// `"iat": time.time()`, which Apple accepts), an unknown token in strict mode is BadDeviceToken, an
     /// uninstalled app is Unregistered with the uninstall time.
     @Test func tokenPushesWithAFractionalIssueTime() async throws {
-        try await withServer(configure: { $0.apns.unknownDeviceTokens = "strict" }) { server in
+        try await withServer(configure: { $0.apns.unknownDeviceTokens = .strict }) { server in
             let known = String(repeating: "a1", count: 32)
             let gone = String(repeating: "b2", count: 32)
             for token in [known, gone] {

@@ -12,9 +12,9 @@ import Testing
     /// The defaults are the documented ones, and the shipped config/sandbox.json states each of them.
     @Test func defaultsAreDocumentedAndShipped() throws {
         let defaults = StorageSettings()
-        #expect(defaults.integrityCheck == "quick")
+        #expect(defaults.integrityCheck == .quick)
         #expect(defaults.integrityCheckSeconds == 10)
-        #expect(defaults.onCorruption == "refuse")
+        #expect(defaults.onCorruption == .refuse)
         #expect(defaults.maxSizeMB == 0)
         #expect(defaults.integrity == IntegrityCheck(mode: .quick, timeLimitSeconds: 10))
         #expect(defaults.maxSizeBytes == 0)
@@ -34,12 +34,13 @@ import Testing
         let configuration = try decode(#""integrityCheck": "full", "integrityCheckSeconds": 0, "onCorruption": "moveAside", "maxSizeMB": 1.5"#)
         try configuration.validate()
         #expect(configuration.storage.integrity == IntegrityCheck(mode: .full, timeLimitSeconds: nil))
-        #expect(configuration.storage.onCorruption == "moveAside")
+        #expect(configuration.storage.onCorruption == .moveAside)
         #expect(configuration.storage.maxSizeBytes == 1_572_864)
         #expect(try decode(#""integrityCheck": "off""#).storage.integrity.mode == .off)
     }
 
-    /// Each bad value is an error that names its key.
+    /// Each bad value is an error that names its key: a name that is none of the setting's when the file is
+    /// read, a number out of range when the configuration is checked.
     @Test(arguments: [
         (#""integrityCheck": "fast""#, "storage.integrityCheck"),
         (#""integrityCheckSeconds": -1"#, "storage.integrityCheckSeconds"),
@@ -47,8 +48,10 @@ import Testing
         (#""maxSizeMB": -5"#, "storage.maxSizeMB"),
     ])
     func rejectsBadValuesByName(storage: String, key: String) throws {
-        let configuration = try decode(storage)
-        let error = try #require(throws: ConfigurationError.self) { try configuration.validate() }
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("storage-\(UUID().uuidString).json")
+        try Data(#"{"storage": {\#(storage)}}"#.utf8).write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        let error = try #require(throws: ConfigurationError.self) { try SandboxConfiguration.load(path: url.path).validate() }
         #expect(error.description.contains(key), "\(error)")
     }
 

@@ -15,7 +15,7 @@
 /// The token is `token`, else `APNS_SANDBOX_ADMIN_TOKEN`, else the contents of `tokenFile`, else one
 /// generated on first need into `<dataDirectory>/admin-token` (mode 0600) and kept there.
 public struct AdminSettings: Codable, Sendable, Equatable, StrictlyKeyed {
-    public enum Authentication: String, Codable, Sendable, CaseIterable {
+    public enum Authentication: String, Sendable, ConfigurationEnum {
         case auto, required, off
     }
 
@@ -40,15 +40,13 @@ public struct AdminSettings: Codable, Sendable, Equatable, StrictlyKeyed {
     public init() {}
 
     public init(from decoder: any Decoder) throws {
-        try Self.rejectUnknownKeys(in: decoder)
-        let c = try decoder.container(keyedBy: Keys.self)
-        let d = AdminSettings()
-        authentication = try c.decodeIfPresent(Authentication.self, forKey: .authentication) ?? d.authentication
-        token = try c.decodeIfPresent(String.self, forKey: .token)
-        tokenFile = try c.decodeIfPresent(String.self, forKey: .tokenFile)
-        username = try c.decodeIfPresent(String.self, forKey: .username) ?? d.username
-        allowedHosts = try c.decodeIfPresent([String].self, forKey: .allowedHosts) ?? d.allowedHosts
-        allowedOrigins = try c.decodeIfPresent([String].self, forKey: .allowedOrigins) ?? d.allowedOrigins
+        let section = try ConfigSection(decoder, defaults: Self())
+        authentication = try section(.authentication, \.authentication)
+        token = try section(.token, \.token)
+        tokenFile = try section(.tokenFile, \.tokenFile)
+        username = try section(.username, \.username)
+        allowedHosts = try section(.allowedHosts, \.allowedHosts)
+        allowedOrigins = try section(.allowedOrigins, \.allowedOrigins)
     }
 
     /// Shortest token accepted from the configuration or the environment.

@@ -62,7 +62,7 @@ enum ConfigurationSeed {
                 throw ConfigurationError("device \(device.token.prefix(8))…: not a hex device token")
             }
             let fingerprint = try Self.fingerprint(device)
-            let environment = APNsEnvironment(rawValue: device.environment) ?? .development
+            let environment = device.environment
             guard var stored = try store.device(token: token.hex) else {
                 try devices.save(DeviceRecord(
                     token: token.hex, environment: environment, locale: device.locale, isOnline: true,

@@ -6,9 +6,9 @@ public struct EventSettings: Codable, Sendable, Equatable, StrictlyKeyed {
     /// Keep at most this many events for `Last-Event-ID` resume (the oldest are pruned).
     public var maxEvents = 1_000_000
     /// Prune events older than this.
-    public var maxAgeHours = 24.0
+    public var maxAgeHours: ConfigDuration<InHours> = 24
     /// An SSE comment line is sent this often so that proxies keep idle streams open.
-    public var heartbeatSeconds = 15.0
+    public var heartbeatSeconds: ConfigDuration<InSeconds> = 15
 
     public init() {}
 
@@ -17,27 +17,25 @@ public struct EventSettings: Codable, Sendable, Equatable, StrictlyKeyed {
     }
 
     public init(from decoder: any Decoder) throws {
-        try Self.rejectUnknownKeys(in: decoder)
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        let d = EventSettings()
-        maxEvents = try c.decodeIfPresent(Int.self, forKey: .maxEvents) ?? d.maxEvents
-        maxAgeHours = try c.decodeIfPresent(Double.self, forKey: .maxAgeHours) ?? d.maxAgeHours
-        heartbeatSeconds = try c.decodeIfPresent(Double.self, forKey: .heartbeatSeconds) ?? d.heartbeatSeconds
+        let section = try ConfigSection(decoder, defaults: Self())
+        maxEvents = try section(.maxEvents, \.maxEvents)
+        maxAgeHours = try section(.maxAgeHours, \.maxAgeHours)
+        heartbeatSeconds = try section(.heartbeatSeconds, \.heartbeatSeconds)
     }
 }
 
 /// Webhook delivery (Standard Webhooks) and the subscriptions configured in the file.
 public struct WebhookConfiguration: Codable, Sendable, Equatable, StrictlyKeyed {
     /// Delays before each attempt in milliseconds; the first is the first attempt's (normally 0).
-    public var retryScheduleMilliseconds: [Int64]
+    public var retryScheduleMilliseconds: [ConfigDuration<InMilliseconds>]
     /// Random spread of each delay (0.1 = ±10 %).
     public var jitter: Double
-    public var timeoutMilliseconds: Int64
+    public var timeoutMilliseconds: ConfigDuration<InMilliseconds>
     public var maxConcurrentPerEndpoint: Int
     public var breakerFailureThreshold: Int
-    public var breakerCooldownMilliseconds: Int64
+    public var breakerCooldownMilliseconds: ConfigDuration<InMilliseconds>
     /// Finished deliveries stay in the delivery log this long.
-    public var deliveryRetentionDays: Double
+    public var deliveryRetentionDays: ConfigDuration<InDays>
     public var subscriptions: [Subscription]
 
     /// A subscription from the configuration file (re-applied at every start; its id is kept).
@@ -65,28 +63,28 @@ public struct WebhookConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
         }
 
         public init(from decoder: any Decoder) throws {
-            try Self.rejectUnknownKeys(in: decoder)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            id = try c.decode(String.self, forKey: .id)
-            url = try c.decode(String.self, forKey: .url)
-            events = try c.decodeIfPresent([String].self, forKey: .events)
-            devices = try c.decodeIfPresent([String].self, forKey: .devices)
-            topics = try c.decodeIfPresent([String].self, forKey: .topics)
-            secret = try c.decodeIfPresent(String.self, forKey: .secret)
-            description = try c.decodeIfPresent(String.self, forKey: .description)
-            maxConcurrentDeliveries = try c.decodeIfPresent(Int.self, forKey: .maxConcurrentDeliveries)
+            let section = try ConfigSection(decoder, defaults: Subscription(id: "", url: ""))
+            id = try section.required(.id)
+            url = try section.required(.url)
+            events = try section(.events, \.events)
+            devices = try section(.devices, \.devices)
+            topics = try section(.topics, \.topics)
+            secret = try section(.secret, \.secret)
+            description = try section(.description, \.description)
+            maxConcurrentDeliveries = try section(.maxConcurrentDeliveries, \.maxConcurrentDeliveries)
         }
     }
 
+    /// The dispatcher's own defaults (``WebhookSettings``), in the file's units.
     public init() {
         let d = WebhookSettings()
-        retryScheduleMilliseconds = d.retryScheduleMilliseconds
+        retryScheduleMilliseconds = d.retryScheduleMilliseconds.map { ConfigDuration($0) }
         jitter = d.jitter
-        timeoutMilliseconds = d.timeoutMilliseconds
+        timeoutMilliseconds = ConfigDuration(d.timeoutMilliseconds)
         maxConcurrentPerEndpoint = d.maxConcurrentPerEndpoint
         breakerFailureThreshold = d.breakerFailureThreshold
-        breakerCooldownMilliseconds = d.breakerCooldownMilliseconds
-        deliveryRetentionDays = Double(d.deliveryRetentionMilliseconds) / 86_400_000
+        breakerCooldownMilliseconds = ConfigDuration(d.breakerCooldownMilliseconds)
+        deliveryRetentionDays = ConfigDuration(milliseconds: d.deliveryRetentionMilliseconds)
         subscriptions = []
     }
 
@@ -96,30 +94,28 @@ public struct WebhookConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
     }
 
     public init(from decoder: any Decoder) throws {
-        try Self.rejectUnknownKeys(in: decoder)
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        let d = WebhookConfiguration()
-        retryScheduleMilliseconds = try c.decodeIfPresent([Int64].self, forKey: .retryScheduleMilliseconds) ?? d.retryScheduleMilliseconds
-        jitter = try c.decodeIfPresent(Double.self, forKey: .jitter) ?? d.jitter
-        timeoutMilliseconds = try c.decodeIfPresent(Int64.self, forKey: .timeoutMilliseconds) ?? d.timeoutMilliseconds
-        maxConcurrentPerEndpoint = try c.decodeIfPresent(Int.self, forKey: .maxConcurrentPerEndpoint) ?? d.maxConcurrentPerEndpoint
-        breakerFailureThreshold = try c.decodeIfPresent(Int.self, forKey: .breakerFailureThreshold) ?? d.breakerFailureThreshold
-        breakerCooldownMilliseconds = try c.decodeIfPresent(Int64.self, forKey: .breakerCooldownMilliseconds) ?? d.breakerCooldownMilliseconds
-        deliveryRetentionDays = try c.decodeIfPresent(Double.self, forKey: .deliveryRetentionDays) ?? d.deliveryRetentionDays
-        subscriptions = try c.decodeIfPresent([Subscription].self, forKey: .subscriptions) ?? d.subscriptions
+        let section = try ConfigSection(decoder, defaults: Self())
+        retryScheduleMilliseconds = try section(.retryScheduleMilliseconds, \.retryScheduleMilliseconds)
+        jitter = try section(.jitter, \.jitter)
+        timeoutMilliseconds = try section(.timeoutMilliseconds, \.timeoutMilliseconds)
+        maxConcurrentPerEndpoint = try section(.maxConcurrentPerEndpoint, \.maxConcurrentPerEndpoint)
+        breakerFailureThreshold = try section(.breakerFailureThreshold, \.breakerFailureThreshold)
+        breakerCooldownMilliseconds = try section(.breakerCooldownMilliseconds, \.breakerCooldownMilliseconds)
+        deliveryRetentionDays = try section(.deliveryRetentionDays, \.deliveryRetentionDays)
+        subscriptions = try section(.subscriptions, \.subscriptions)
     }
 
     /// The dispatcher's settings.
     var settings: WebhookSettings {
         var settings = WebhookSettings()
-        settings.retryScheduleMilliseconds = retryScheduleMilliseconds
+        settings.retryScheduleMilliseconds = retryScheduleMilliseconds.map(\.milliseconds)
         settings.jitter = jitter
-        settings.timeoutMilliseconds = timeoutMilliseconds
+        settings.timeoutMilliseconds = timeoutMilliseconds.milliseconds
         settings.maxConcurrentPerEndpoint = maxConcurrentPerEndpoint
         settings.breakerFailureThreshold = breakerFailureThreshold
-        settings.breakerCooldownMilliseconds = breakerCooldownMilliseconds
-        settings.breakerMaxCooldownMilliseconds = max(breakerCooldownMilliseconds, settings.breakerMaxCooldownMilliseconds)
-        settings.deliveryRetentionMilliseconds = Int64(deliveryRetentionDays * 86_400_000)
+        settings.breakerCooldownMilliseconds = breakerCooldownMilliseconds.milliseconds
+        settings.breakerMaxCooldownMilliseconds = max(breakerCooldownMilliseconds.milliseconds, settings.breakerMaxCooldownMilliseconds)
+        settings.deliveryRetentionMilliseconds = deliveryRetentionDays.milliseconds
         return settings
     }
 

@@ -14,15 +14,15 @@ extension SandboxConfiguration {
         public var maxHeaderCount = 100
         public var maxHeaderBytes = 16_384
         public var maxBodyBytes = 1_048_576
-        public var idleTimeoutSeconds = 300.0
-        public var requestTimeoutSeconds = 10.0
-        public var shutdownGraceSeconds = 10.0
+        public var idleTimeoutSeconds: ConfigDuration<InSeconds> = 300
+        public var requestTimeoutSeconds: ConfigDuration<InSeconds> = 10
+        public var shutdownGraceSeconds: ConfigDuration<InSeconds> = 10
         /// Response bytes a connection may hold for a peer that does not read them.
         public var maxOutputBytesPerConnection = 4_194_304
         /// HTTP/2: request-body bytes buffered per connection (its flow-control window).
         public var maxRequestBodyBytesPerConnection = 4_194_304
         /// A response (HTTP/2 stream) or socket that takes nothing for this long is reset or closed.
-        public var sendTimeoutSeconds = 30.0
+        public var sendTimeoutSeconds: ConfigDuration<InSeconds> = 30
         /// HTTP/2 rapid reset: RST_STREAMs a peer may send in a burst, and per second after it.
         public var streamResetBurst = 200
         public var streamResetsPerSecond = 33.0
@@ -50,34 +50,29 @@ extension SandboxConfiguration {
         }
 
         public init(from decoder: any Decoder) throws {
-            try Self.rejectUnknownKeys(in: decoder)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            let d = Limits()
-            maxConnections = try c.decodeIfPresent(Int.self, forKey: .maxConnections) ?? d.maxConnections
-            maxConcurrentStreams = try c.decodeIfPresent(Int.self, forKey: .maxConcurrentStreams) ?? d.maxConcurrentStreams
-            maxHeaderListSize = try c.decodeIfPresent(Int.self, forKey: .maxHeaderListSize) ?? d.maxHeaderListSize
-            maxRequestLineBytes = try c.decodeIfPresent(Int.self, forKey: .maxRequestLineBytes) ?? d.maxRequestLineBytes
-            maxHeaderCount = try c.decodeIfPresent(Int.self, forKey: .maxHeaderCount) ?? d.maxHeaderCount
-            maxHeaderBytes = try c.decodeIfPresent(Int.self, forKey: .maxHeaderBytes) ?? d.maxHeaderBytes
-            maxBodyBytes = try c.decodeIfPresent(Int.self, forKey: .maxBodyBytes) ?? d.maxBodyBytes
-            idleTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .idleTimeoutSeconds) ?? d.idleTimeoutSeconds
-            requestTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .requestTimeoutSeconds) ?? d.requestTimeoutSeconds
-            shutdownGraceSeconds = try c.decodeIfPresent(Double.self, forKey: .shutdownGraceSeconds) ?? d.shutdownGraceSeconds
-            maxConnectionsPerClient = try c.decodeIfPresent(Int.self, forKey: .maxConnectionsPerClient) ?? d.maxConnectionsPerClient
-            maxOutputBytesPerConnection = try c.decodeIfPresent(Int.self, forKey: .maxOutputBytesPerConnection) ?? d.maxOutputBytesPerConnection
-            maxRequestBodyBytesPerConnection = try c.decodeIfPresent(Int.self, forKey: .maxRequestBodyBytesPerConnection)
-                ?? d.maxRequestBodyBytesPerConnection
-            sendTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .sendTimeoutSeconds) ?? d.sendTimeoutSeconds
-            streamResetBurst = try c.decodeIfPresent(Int.self, forKey: .streamResetBurst) ?? d.streamResetBurst
-            streamResetsPerSecond = try c.decodeIfPresent(Double.self, forKey: .streamResetsPerSecond) ?? d.streamResetsPerSecond
-            discardedDataBurstBytes = try c.decodeIfPresent(Int.self, forKey: .discardedDataBurstBytes) ?? d.discardedDataBurstBytes
-            discardedDataBytesPerSecond = try c.decodeIfPresent(Double.self, forKey: .discardedDataBytesPerSecond)
-                ?? d.discardedDataBytesPerSecond
-            maxEventStreams = try c.decodeIfPresent(Int.self, forKey: .maxEventStreams) ?? d.maxEventStreams
-            maxEventStreamsPerClient = try c.decodeIfPresent(Int.self, forKey: .maxEventStreamsPerClient) ?? d.maxEventStreamsPerClient
-            eventStreamBufferBytes = try c.decodeIfPresent(Int.self, forKey: .eventStreamBufferBytes) ?? d.eventStreamBufferBytes
-            maxAPIRequestsPerConnection = try c.decodeIfPresent(Int.self, forKey: .maxAPIRequestsPerConnection)
-                ?? d.maxAPIRequestsPerConnection
+            let section = try ConfigSection(decoder, defaults: Self())
+            maxConnections = try section(.maxConnections, \.maxConnections)
+            maxConcurrentStreams = try section(.maxConcurrentStreams, \.maxConcurrentStreams)
+            maxHeaderListSize = try section(.maxHeaderListSize, \.maxHeaderListSize)
+            maxRequestLineBytes = try section(.maxRequestLineBytes, \.maxRequestLineBytes)
+            maxHeaderCount = try section(.maxHeaderCount, \.maxHeaderCount)
+            maxHeaderBytes = try section(.maxHeaderBytes, \.maxHeaderBytes)
+            maxBodyBytes = try section(.maxBodyBytes, \.maxBodyBytes)
+            idleTimeoutSeconds = try section(.idleTimeoutSeconds, \.idleTimeoutSeconds)
+            requestTimeoutSeconds = try section(.requestTimeoutSeconds, \.requestTimeoutSeconds)
+            shutdownGraceSeconds = try section(.shutdownGraceSeconds, \.shutdownGraceSeconds)
+            maxConnectionsPerClient = try section(.maxConnectionsPerClient, \.maxConnectionsPerClient)
+            maxOutputBytesPerConnection = try section(.maxOutputBytesPerConnection, \.maxOutputBytesPerConnection)
+            maxRequestBodyBytesPerConnection = try section(.maxRequestBodyBytesPerConnection, \.maxRequestBodyBytesPerConnection)
+            sendTimeoutSeconds = try section(.sendTimeoutSeconds, \.sendTimeoutSeconds)
+            streamResetBurst = try section(.streamResetBurst, \.streamResetBurst)
+            streamResetsPerSecond = try section(.streamResetsPerSecond, \.streamResetsPerSecond)
+            discardedDataBurstBytes = try section(.discardedDataBurstBytes, \.discardedDataBurstBytes)
+            discardedDataBytesPerSecond = try section(.discardedDataBytesPerSecond, \.discardedDataBytesPerSecond)
+            maxEventStreams = try section(.maxEventStreams, \.maxEventStreams)
+            maxEventStreamsPerClient = try section(.maxEventStreamsPerClient, \.maxEventStreamsPerClient)
+            eventStreamBufferBytes = try section(.eventStreamBufferBytes, \.eventStreamBufferBytes)
+            maxAPIRequestsPerConnection = try section(.maxAPIRequestsPerConnection, \.maxAPIRequestsPerConnection)
         }
 
         /// The first invalid value, as a message naming its key (`limits.<key>`); nil when all are valid.
@@ -98,14 +93,14 @@ extension SandboxConfiguration {
                 return "limits.\(key) must be a positive integer (got \(value))"
             }
             let positiveNumbers: [(String, Double)] = [
-                ("idleTimeoutSeconds", idleTimeoutSeconds), ("requestTimeoutSeconds", requestTimeoutSeconds),
-                ("sendTimeoutSeconds", sendTimeoutSeconds), ("streamResetsPerSecond", streamResetsPerSecond),
+                ("idleTimeoutSeconds", idleTimeoutSeconds.amount), ("requestTimeoutSeconds", requestTimeoutSeconds.amount),
+                ("sendTimeoutSeconds", sendTimeoutSeconds.amount), ("streamResetsPerSecond", streamResetsPerSecond),
                 ("discardedDataBytesPerSecond", discardedDataBytesPerSecond),
             ]
             for (key, value) in positiveNumbers where !(value > 0 && value.isFinite) {
                 return "limits.\(key) must be a positive number (got \(value))"
             }
-            if !(shutdownGraceSeconds >= 0 && shutdownGraceSeconds.isFinite) {
+            if !(shutdownGraceSeconds >= 0 && shutdownGraceSeconds.amount.isFinite) {
                 return "limits.shutdownGraceSeconds must not be negative (got \(shutdownGraceSeconds))"
             }
             if eventStreamBufferBytes < 65_536 {

@@ -13,12 +13,14 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
         public var port: Int
         public var tls: Bool
         /// The APNs environment for requests whose host is not one of Apple's; nil = `apns.defaultEnvironment`.
-        public var environment: String?
+        public var environment: APNsEnvironment?
         /// Whether this listener serves the admin side (`/api/v1`); false: only the provider endpoint,
         /// `/healthz`, `/readyz`, `/ca.pem` (docs/security.md).
         public var admin: Bool
 
-        public init(name: String, host: String, port: Int, tls: Bool, environment: String? = nil, admin: Bool = true) {
+        public init(
+            name: String, host: String, port: Int, tls: Bool, environment: APNsEnvironment? = nil, admin: Bool = true
+        ) {
             self.name = name
             self.host = host
             self.port = port
@@ -32,14 +34,13 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
         }
 
         public init(from decoder: any Decoder) throws {
-            try Self.rejectUnknownKeys(in: decoder)
-            let c = try decoder.container(keyedBy: Keys.self)
-            name = try c.decode(String.self, forKey: .name)
-            host = try c.decode(String.self, forKey: .host)
-            port = try c.decode(Int.self, forKey: .port)
-            tls = try c.decode(Bool.self, forKey: .tls)
-            environment = try c.decodeIfPresent(String.self, forKey: .environment)
-            admin = try c.decodeIfPresent(Bool.self, forKey: .admin) ?? true
+            let section = try ConfigSection(decoder, defaults: Listener(name: "", host: "", port: 0, tls: false))
+            name = try section.required(.name)
+            host = try section.required(.host)
+            port = try section.required(.port)
+            tls = try section.required(.tls)
+            environment = try section(.environment, \.environment)
+            admin = try section(.admin, \.admin)
         }
     }
 
@@ -48,7 +49,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
         public var certificateFile: String?
         public var privateKeyFile: String?
         /// More DNS names or IPs for the generated server certificate.
-        public var extraNames: [String] = []
+        public var extraNames: [String]
 
         public init(certificateFile: String? = nil, privateKeyFile: String? = nil, extraNames: [String] = []) {
             self.certificateFile = certificateFile
@@ -61,16 +62,15 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
         }
 
         public init(from decoder: any Decoder) throws {
-            try Self.rejectUnknownKeys(in: decoder)
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            certificateFile = try c.decodeIfPresent(String.self, forKey: .certificateFile)
-            privateKeyFile = try c.decodeIfPresent(String.self, forKey: .privateKeyFile)
-            extraNames = try c.decodeIfPresent([String].self, forKey: .extraNames) ?? []
+            let section = try ConfigSection(decoder, defaults: Self())
+            certificateFile = try section(.certificateFile, \.certificateFile)
+            privateKeyFile = try section(.privateKeyFile, \.privateKeyFile)
+            extraNames = try section(.extraNames, \.extraNames)
         }
     }
 
     public var dataDirectory = "./data"
-    public var logLevel = "info"
+    public var logLevel = Logger.Level.info
     public var requestLogging = false
     /// Event loops (threads); 0 = one per core.
     public var eventLoops = 0
@@ -102,26 +102,24 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
     }
 
     public init(from decoder: any Decoder) throws {
-        try Self.rejectUnknownKeys(in: decoder)
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        let d = SandboxConfiguration()
-        dataDirectory = try c.decodeIfPresent(String.self, forKey: .dataDirectory) ?? d.dataDirectory
-        logLevel = try c.decodeIfPresent(String.self, forKey: .logLevel) ?? d.logLevel
-        requestLogging = try c.decodeIfPresent(Bool.self, forKey: .requestLogging) ?? d.requestLogging
-        eventLoops = try c.decodeIfPresent(Int.self, forKey: .eventLoops) ?? d.eventLoops
-        listeners = try c.decodeIfPresent([Listener].self, forKey: .listeners) ?? d.listeners
-        tls = try c.decodeIfPresent(TLS.self, forKey: .tls) ?? d.tls
-        limits = try c.decodeIfPresent(Limits.self, forKey: .limits) ?? d.limits
-        apns = try c.decodeIfPresent(APNsSettings.self, forKey: .apns) ?? d.apns
-        storage = try c.decodeIfPresent(StorageSettings.self, forKey: .storage) ?? d.storage
-        delivery = try c.decodeIfPresent(DeliverySettings.self, forKey: .delivery) ?? d.delivery
-        extensions = try c.decodeIfPresent(ExtensionSettings.self, forKey: .extensions) ?? d.extensions
-        events = try c.decodeIfPresent(EventSettings.self, forKey: .events) ?? d.events
-        webhooks = try c.decodeIfPresent(WebhookConfiguration.self, forKey: .webhooks) ?? d.webhooks
-        admin = try c.decodeIfPresent(AdminSettings.self, forKey: .admin) ?? d.admin
-        teams = try c.decodeIfPresent([TeamConfiguration].self, forKey: .teams) ?? d.teams
-        apps = try c.decodeIfPresent([AppConfiguration].self, forKey: .apps) ?? d.apps
-        devices = try c.decodeIfPresent([DeviceConfiguration].self, forKey: .devices) ?? d.devices
+        let section = try ConfigSection(decoder, defaults: Self())
+        dataDirectory = try section(.dataDirectory, \.dataDirectory)
+        logLevel = try section(.logLevel, \.logLevel)
+        requestLogging = try section(.requestLogging, \.requestLogging)
+        eventLoops = try section(.eventLoops, \.eventLoops)
+        listeners = try section(.listeners, \.listeners)
+        tls = try section(.tls, \.tls)
+        limits = try section(.limits, \.limits)
+        apns = try section(.apns, \.apns)
+        storage = try section(.storage, \.storage)
+        delivery = try section(.delivery, \.delivery)
+        extensions = try section(.extensions, \.extensions)
+        events = try section(.events, \.events)
+        webhooks = try section(.webhooks, \.webhooks)
+        admin = try section(.admin, \.admin)
+        teams = try section(.teams, \.teams)
+        apps = try section(.apps, \.apps)
+        devices = try section(.devices, \.devices)
     }
 
     /// Where relative paths in the file (key files) are resolved; set by `load(path:)`.
@@ -173,7 +171,12 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
     /// Applies `APNS_SANDBOX_*` environment overrides.
     public mutating func applyEnvironment(_ environment: [String: String]) throws {
         if let value = environment["APNS_SANDBOX_DATA_DIR"], !value.isEmpty { dataDirectory = value }
-        if let value = environment["APNS_SANDBOX_LOG_LEVEL"], !value.isEmpty { logLevel = value }
+        if let value = environment["APNS_SANDBOX_LOG_LEVEL"], !value.isEmpty {
+            guard let level = Logger.Level(configurationName: value) else {
+                throw ConfigurationError("APNS_SANDBOX_LOG_LEVEL=\(value) must be one of \(Logger.Level.acceptedNames)")
+            }
+            logLevel = level
+        }
         if let value = environment["APNS_SANDBOX_HOST"], !value.isEmpty { setHost(value) }
         if let value = environment["APNS_SANDBOX_TLS_PORT"], !value.isEmpty {
             try setPort(Self.port(value, "APNS_SANDBOX_TLS_PORT"), tls: true)
@@ -224,9 +227,6 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
             throw ConfigurationError("listeners: the name \(duplicate) is used twice (names must be unique)")
         }
         if let problem = admin.problems().first { throw ConfigurationError(problem) }
-        guard Logger.Level(name: logLevel) != nil else {
-            throw ConfigurationError("logLevel \"\(logLevel)\" is not one of trace, debug, info, notice, warning, error")
-        }
         for (index, listener) in listeners.enumerated() where !(0...65_535).contains(listener.port) {
             throw ConfigurationError("listeners[\(index)].port (listener \(listener.name)): \(listener.port) is not a port (0–65535)")
         }
@@ -234,38 +234,13 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
             throw ConfigurationError("tls.certificateFile and tls.privateKeyFile must be given together")
         }
         if let problem = limits.problem() { throw ConfigurationError(problem) }
-        let environments: Set<String> = ["development", "production"]
-        guard environments.contains(apns.defaultEnvironment) else {
-            throw ConfigurationError("apns.defaultEnvironment must be development or production")
-        }
-        for (index, listener) in listeners.enumerated() {
-            if let environment = listener.environment, !environments.contains(environment) {
-                throw ConfigurationError(
-                    "listeners[\(index)].environment (listener \(listener.name)) must be development or production, "
-                        + "not \"\(environment)\"")
-            }
-        }
         if let problem = webhooks.problems().first { throw ConfigurationError(problem) }
         guard events.heartbeatSeconds > 0, events.maxAgeHours > 0 else {
             throw ConfigurationError("events.heartbeatSeconds and events.maxAgeHours must be positive")
         }
-        guard ["autoRegister", "strict"].contains(apns.unknownDeviceTokens) else {
-            throw ConfigurationError("apns.unknownDeviceTokens must be autoRegister or strict")
-        }
-        guard ["BadEnvironmentKeyIdInToken", "BadEnvironmentKeyInToken"].contains(apns.environmentKeyReason) else {
-            throw ConfigurationError("apns.environmentKeyReason must be BadEnvironmentKeyIdInToken or BadEnvironmentKeyInToken")
-        }
         for team in teams {
-            for key in team.keys {
-                guard key.privateKeyFile != nil || key.publicKeyFile != nil else {
-                    throw ConfigurationError("key \(key.keyID): privateKeyFile or publicKeyFile is required")
-                }
-                guard ["team", "topics"].contains(key.scope) else {
-                    throw ConfigurationError("key \(key.keyID): scope must be team or topics")
-                }
-                guard ["development", "production", "both"].contains(key.environment) else {
-                    throw ConfigurationError("key \(key.keyID): environment must be development, production or both")
-                }
+            for key in team.keys where key.privateKeyFile == nil && key.publicKeyFile == nil {
+                throw ConfigurationError("key \(key.keyID): privateKeyFile or publicKeyFile is required")
             }
         }
         if let problem = storage.problems().first { throw ConfigurationError(problem) }
@@ -275,9 +250,6 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
         }
         guard delivery.lowPriorityDelayMilliseconds >= 0, delivery.backgroundPushesPerHour >= 0 else {
             throw ConfigurationError("delivery settings must not be negative")
-        }
-        for device in devices where !environments.contains(device.environment) {
-            throw ConfigurationError("device \(device.token.prefix(8))…: environment must be development or production")
         }
     }
 

@@ -31,7 +31,7 @@ struct ProviderAuthenticator: Sendable {
         self.keys = keys
         self.registry = registry
         self.settings = settings
-        self.environmentKeyReason = APNsReason(rawValue: settings.environmentKeyReason) ?? .badEnvironmentKeyIdInToken
+        self.environmentKeyReason = settings.environmentKeyReason.reason
     }
 
     /// - Parameters:
@@ -139,13 +139,13 @@ struct ProviderAuthenticator: Sendable {
             }
         }
         guard let key = keys[token.keyID] else { return .failure(APNsError(.invalidProviderToken)) }
-        if token.issuedAt < nowSeconds - settings.tokenMaxAgeSeconds { return .failure(APNsError(.expiredProviderToken)) }
-        if token.issuedAt > nowSeconds + settings.tokenClockSkewSeconds { return .failure(APNsError(.invalidProviderToken)) }
+        if token.issuedAt < nowSeconds - settings.tokenMaxAgeSeconds.amount { return .failure(APNsError(.expiredProviderToken)) }
+        if token.issuedAt > nowSeconds + settings.tokenClockSkewSeconds.amount { return .failure(APNsError(.invalidProviderToken)) }
         if let keyEnvironment = key.environment, keyEnvironment != environment {
             return .failure(APNsError(environmentKeyReason))
         }
         // Connection binding and token updates.
-        let intervalNanoseconds = UInt64(max(0, settings.tokenUpdateMinimumIntervalSeconds) * 1e9)
+        let intervalNanoseconds = settings.tokenUpdateMinimumIntervalSeconds.nanoseconds
         let binding: Result<Bool, APNsError> = providerConnection.withState { state in
             if let team = state.boundTeamID, team != key.teamID { return .failure(APNsError(.forbidden)) }
             let isTeamScoped = key.scope == .team

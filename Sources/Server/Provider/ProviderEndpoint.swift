@@ -45,7 +45,7 @@ final class ProviderEndpoint: Sendable {
         self.sink = sink
         self.settings = settings
         self.listenerEnvironments = listenerEnvironments
-        self.defaultEnvironment = APNsEnvironment(rawValue: settings.defaultEnvironment) ?? .development
+        self.defaultEnvironment = settings.defaultEnvironment
         self.rateLimiter = settings.maxPushesPerSecondPerDevice > 0
             ? DeviceRateLimiter(maxPerSecond: settings.maxPushesPerSecondPerDevice) : nil
         self.clock = clock

@@ -59,10 +59,13 @@ public struct ProviderKeyStore: Sendable {
                 } catch {
                     throw ConfigurationError("key \(key.keyID): \(path) is not an ES256 (P-256) key: \(error)")
                 }
+                let scope: ProviderKey.Scope = switch key.scope {
+                case .team: .team
+                case .topics: .topics(Set(key.topics))
+                }
                 keys[key.keyID] = ProviderKey(
-                    keyID: key.keyID, teamID: team.teamID, publicKey: publicKey,
-                    scope: key.scope == "topics" ? .topics(Set(key.topics)) : .team,
-                    environment: APNsEnvironment(rawValue: key.environment))
+                    keyID: key.keyID, teamID: team.teamID, publicKey: publicKey, scope: scope,
+                    environment: key.environment.apnsEnvironment)
             }
         }
     }

@@ -390,9 +390,9 @@ private func withProviderServerUnlimited<T>(
         configuration.apns.streamsBeforeAuthentication = 1
         configuration.teams[0].keys += [
             .init(keyID: Fixture.secondTeamKeyID, privateKeyFile: second),
-            .init(keyID: Fixture.scopedKeyID, privateKeyFile: scoped, scope: "topics", topics: [testTopic]),
-            .init(keyID: Fixture.developmentKeyID, privateKeyFile: development, environment: "development"),
-            .init(keyID: Fixture.productionKeyID, privateKeyFile: production, environment: "production"),
+            .init(keyID: Fixture.scopedKeyID, privateKeyFile: scoped, scope: .topics, topics: [testTopic]),
+            .init(keyID: Fixture.developmentKeyID, privateKeyFile: development, environment: .development),
+            .init(keyID: Fixture.productionKeyID, privateKeyFile: production, environment: .production),
         ]
         configuration.teams[0].apps.append(Fixture.secondTopic)
         configuration.teams.append(TeamConfiguration(

@@ -107,7 +107,7 @@ func withServer<T>(
     // (`providerStreamLimitIsRaisedAfterAuthentication` covers the APNs default).
     configuration.apns.streamsBeforeAuthentication = 0
     configuration.eventLoops = 2
-    configuration.logLevel = "warning"
+    configuration.logLevel = .warning
     configuration.listeners = [
         .init(name: "tls", host: "127.0.0.1", port: 0, tls: true),
         .init(name: "cleartext", host: "127.0.0.1", port: 0, tls: false),
