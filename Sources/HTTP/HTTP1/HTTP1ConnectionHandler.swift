@@ -54,7 +54,7 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
         }
     }
 
-    private unowned let connection: Connection
+    private unowned let connection: any ConnectionContext
     private let pipeline: HTTPPipeline
     private var parser: HTTP1Parser
     private var queue: [Exchange] = []
@@ -81,7 +81,7 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
     /// The exchange whose streaming body is being sent (always `queue.first`).
     private var streaming: Exchange?
 
-    init(connection: Connection, pipeline: HTTPPipeline) {
+    init(connection: any ConnectionContext, pipeline: HTTPPipeline) {
         self.connection = connection
         self.pipeline = pipeline
         var limits = pipeline.options.http1Limits
@@ -91,7 +91,7 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
         self.connectionGuard = ConnectionGuard(configuration: pipeline.options.guardConfiguration, now: connection.createdAt)
     }
 
-    func connectionDidReceive(_ connection: Connection, bytes: UnsafeRawBufferPointer) {
+    func connectionDidReceive(_ connection: any ConnectionContext, bytes: UnsafeRawBufferPointer) {
         guard !isClosing else { return }
         parser.append(bytes)
         parse()
@@ -425,14 +425,14 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
 
     // MARK: ConnectionHandler
 
-    func connectionDidDrainOutput(_ connection: Connection) {
+    func connectionDidDrainOutput(_ connection: any ConnectionContext) {
         if streaming != nil { pumpStream() }
         guard !connection.isClosed else { return }
         startBlockingJobs()
         if isOutputHeld { parse() }
     }
 
-    func connectionTick(_ connection: Connection, now: UInt64) {
+    func connectionTick(_ connection: any ConnectionContext, now: UInt64) {
         let options = pipeline.options
         // (A client that stopped reading, streaming or not, is closed by the transport once its socket
         // has taken nothing for `writeStallTimeout`.)
@@ -446,7 +446,7 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
         }
     }
 
-    func connectionBeginGracefulShutdown(_ connection: Connection) {
+    func connectionBeginGracefulShutdown(_ connection: any ConnectionContext) {
         isGracefulShutdown = true
         for exchange in queue { exchange.bodyWriter?.finish() }
         if queue.isEmpty && !parser.isMidRequest {
@@ -454,7 +454,7 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
         }
     }
 
-    func connectionDidClose(_ connection: Connection) {
+    func connectionDidClose(_ connection: any ConnectionContext) {
         isConnectionClosed = true
         let writers = queue.compactMap(\.bodyWriter)
         let waiting = queue.map(\.request.cancellation)

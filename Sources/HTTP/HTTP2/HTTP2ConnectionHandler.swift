@@ -90,7 +90,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         }
     }
 
-    unowned let connection: Connection
+    unowned let connection: any ConnectionContext
     let pipeline: HTTPPipeline
     var session: OpaquePointer?
     var streams: [Int32: Stream] = [:]
@@ -129,7 +129,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
 
     /// - Parameter info: the connection's facts and session state when it was HTTP/1.1 before (an h2c upgrade
     ///   keeps what handlers bound to it); nil for a connection that starts as HTTP/2.
-    init(connection: Connection, pipeline: HTTPPipeline, info inherited: ConnectionInfo? = nil) {
+    init(connection: any ConnectionContext, pipeline: HTTPPipeline, info inherited: ConnectionInfo? = nil) {
         self.connection = connection
         self.pipeline = pipeline
         let now = MonotonicClock.nanoseconds()
@@ -212,7 +212,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
 
     // MARK: ConnectionHandler
 
-    func connectionDidReceive(_ connection: Connection, bytes: UnsafeRawBufferPointer) {
+    func connectionDidReceive(_ connection: any ConnectionContext, bytes: UnsafeRawBufferPointer) {
         guard let session, bytes.count > 0, !isTerminated else { return }
         now = MonotonicClock.nanoseconds()
         isInReadCycle = true
@@ -249,11 +249,11 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         }
     }
 
-    func connectionDidDrainOutput(_ connection: Connection) {
+    func connectionDidDrainOutput(_ connection: any ConnectionContext) {
         send()
     }
 
-    func connectionTick(_ connection: Connection, now: UInt64) {
+    func connectionTick(_ connection: any ConnectionContext, now: UInt64) {
         guard let session, !isTerminated else { return }
         let options = pipeline.options
         var resets = 0
@@ -283,7 +283,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     /// Both carry `{"reason":"Shutdown"}`: clients built on Python's `h2` (aioapns, httpx) stop at the
     /// first GOAWAY and only ever see the notice; Go's transport reports the last one's debug data; Pushy
     /// logs each. The notice is written here (``HTTP2GoAwayFrame``), since nghttp2's takes no debug data.
-    func connectionBeginGracefulShutdown(_ connection: Connection) {
+    func connectionBeginGracefulShutdown(_ connection: any ConnectionContext) {
         guard session != nil, !isGoingAway else { return }
         isGoingAway = true
         for stream in streams.values { stream.bodyWriter?.finish() }
@@ -317,7 +317,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     /// plus the client's reaction time).
     static let shutdownNoticeGrace: UInt64 = 200_000_000
 
-    func connectionDidClose(_ connection: Connection) {
+    func connectionDidClose(_ connection: any ConnectionContext) {
         isConnectionClosed = true
         if refusedStreams > 0 {
             pipeline.logger.debug(
