@@ -53,7 +53,7 @@ let package = Package(
         .testTarget(name: "APNsProtocolTests", dependencies: ["APNsProtocol", "Support"], swiftSettings: strict),
         .testTarget(name: "SandboxTests", dependencies: ["Sandbox", "APNsProtocol"], swiftSettings: strict),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Support"], swiftSettings: strict),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Support"], swiftSettings: strict),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Support", "Transport", "CNGHTTP2"], swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "Support", "TestProcessSupport"], swiftSettings: strict),
         .testTarget(name: "StoreTests", dependencies: ["Store", "Sandbox", "APNsProtocol"], swiftSettings: strict),
         .testTarget(name: "ExtensionRuntimeTests", dependencies: ["ExtensionRuntime", "Sandbox", "APNsProtocol", "Crypto"], swiftSettings: strict),
