@@ -1,4 +1,4 @@
-// APNs Sandbox — HTTP/2 GOAWAYs and the end of a session: what the session state machine's actions do.
+// APNs Sandbox — HTTP/2 output: GOAWAYs and the end of a session (the session state machine's actions), the mem_send loop.
 import CNGHTTP2
 import Transport
 
@@ -104,10 +104,9 @@ extension HTTP2ConnectionHandler {
             dispatchBacklog()
             guard writeFrames(session) else { return }
         }
-        let wantsWrite = nghttp2_session_want_write(session) != 0
         if lifecycle.shouldClose(
-            sessionWantsRead: nghttp2_session_want_read(session) != 0, sessionWantsWrite: wantsWrite,
-            openStreams: streams.count)
+            sessionWantsRead: nghttp2_session_want_read(session) != 0,
+            sessionWantsWrite: nghttp2_session_want_write(session) != 0, openStreams: streams.count)
         {
             connection.closeAfterFlush()
         }

@@ -68,9 +68,10 @@ struct HTTP2SessionStateMachine {
     /// Whether the connection closes now that everything nghttp2 had is written: when nghttp2 wants neither
     /// to read nor to write (GOAWAYs both ways, or the peer's protocol error), or after the final GOAWAY once
     /// no stream is open and nothing more is to be written.
-    func shouldClose(sessionWantsRead: Bool, sessionWantsWrite: Bool, openStreams: Int) -> Bool {
-        if !sessionWantsRead && !sessionWantsWrite { return true }
-        return state == .finalGoAwaySent && openStreams == 0 && !sessionWantsWrite
+    /// (`sessionWantsWrite` is asked only when it matters.)
+    func shouldClose(sessionWantsRead: Bool, sessionWantsWrite: @autoclosure () -> Bool, openStreams: Int) -> Bool {
+        if !sessionWantsRead && !sessionWantsWrite() { return true }
+        return state == .finalGoAwaySent && openStreams == 0 && !sessionWantsWrite()
     }
 
     // MARK: Events
