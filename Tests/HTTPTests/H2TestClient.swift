@@ -77,6 +77,12 @@ final class H2TestClient {
         }
     }
 
+    /// Takes over a connection its HTTP/1.1 request was upgraded on (h2c): that request is stream 1, and
+    /// `settings` the SETTINGS payload its HTTP2-Settings carried.
+    func upgrade(settings: [UInt8]) -> Int32 {
+        settings.withUnsafeBufferPointer { nghttp2_session_upgrade2(session, $0.baseAddress, $0.count, 0, nil) }
+    }
+
     /// Resets a stream (RST_STREAM CANCEL).
     func reset(_ streamID: Int32) {
         nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_CANCEL.rawValue)

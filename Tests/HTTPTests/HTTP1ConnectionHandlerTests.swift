@@ -127,6 +127,29 @@ struct HTTP1ConnectionHandlerTests {
         #expect(!pausedAfter)
     }
 
+    /// An h2c upgrade offer is answered `101 Switching Protocols`, the connection's handler becomes the HTTP/2
+    /// one, and the request is answered over HTTP/2 as stream 1.
+    @Test func h2cUpgradeHandsTheConnectionToHTTP2() throws {
+        let backend = TestBackend()
+        let harness = try makeHarness(backend)
+        defer { harness.stop() }
+        let settings: [UInt8] = [0, 3, 0, 0, 0, 100, 0, 4, 0, 0, 0xFF, 0xFF]  // "AAMAAABkAAQAAP__"
+        let (head, isHTTP2, status) = try harness.run { h in
+            h.conn.receive(Self.get("/ok", "Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n"))
+            let bytes = h.conn.takeWritten()
+            let switching = H2CUpgrade.switchingProtocols
+            let head = String(decoding: bytes.prefix(switching.count), as: UTF8.self)
+            _ = h.client.upgrade(settings: settings)
+            h.client.receive(Array(bytes.dropFirst(switching.count)))
+            h.client.exchange(with: h.conn)
+            return (head, h.conn.handler is HTTP2ConnectionHandler, h.client.statuses[1])
+        }
+        #expect(head.hasPrefix("HTTP/1.1 101 Switching Protocols"))
+        #expect(isHTTP2)
+        #expect(status == "200")
+        #expect(backend.calls == ["/ok"])
+    }
+
     /// A request that cannot be parsed is answered 400 with a JSON error, then the connection closes.
     @Test func malformedRequestIsAnswered400ThenCloses() throws {
         let backend = TestBackend()
