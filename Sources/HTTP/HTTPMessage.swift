@@ -50,7 +50,7 @@ public struct ConnectionInfo: Sendable {
     }
 
     /// Builds the info for an accepted connection (after its TLS handshake).
-    init(connection: Connection) {
+    init(connection: any ConnectionContext) {
         self.init(
             id: connection.id, isTLS: connection.isTLS, alpn: connection.alpn,
             remoteAddress: connection.remoteAddress.description, localPort: connection.localPort,

@@ -12,16 +12,16 @@ final class EchoHandler: ConnectionHandler {
 
     init(stats: EchoStats) { self.stats = stats }
 
-    func connectionDidReceive(_ connection: Connection, bytes: UnsafeRawBufferPointer) {
+    func connectionDidReceive(_ connection: any ConnectionContext, bytes: UnsafeRawBufferPointer) {
         connection.write(bytes)
         stats.received.add(bytes.count, ordering: .relaxed)
         let pending = connection.pendingOutputBytes
         if pending > stats.maxPending.load(ordering: .relaxed) { stats.maxPending.store(pending, ordering: .relaxed) }
     }
-    func connectionDidDrainOutput(_ connection: Connection) {}
-    func connectionTick(_ connection: Connection, now: UInt64) {}
-    func connectionBeginGracefulShutdown(_ connection: Connection) { connection.closeAfterFlush() }
-    func connectionDidClose(_ connection: Connection) {}
+    func connectionDidDrainOutput(_ connection: any ConnectionContext) {}
+    func connectionTick(_ connection: any ConnectionContext, now: UInt64) {}
+    func connectionBeginGracefulShutdown(_ connection: any ConnectionContext) { connection.closeAfterFlush() }
+    func connectionDidClose(_ connection: any ConnectionContext) {}
 }
 
 final class EchoStats: Sendable {

@@ -27,9 +27,13 @@ import Transport
 /// ``HTTP2ConnectionHandler`` that answers the request as stream 1. Only while no earlier request is still
 /// being answered and the server is not shutting down; otherwise, and over TLS, the offer is ignored.
 ///
+/// Keep-alive, the last request, graceful shutdown and the switch to HTTP/2 are decided by an
+/// ``HTTP1ConnectionStateMachine``. Streaming bodies are in `HTTP1ConnectionHandler+Streaming.swift`, requests
+/// and errors in `+Requests.swift`, the h2c upgrade in `+Upgrade.swift`.
+///
 /// Threading: confined to the connection's loop.
 final class HTTP1ConnectionHandler: ConnectionHandler {
-    private final class Exchange {
+    final class Exchange {
         let request: HTTPRequest
         let keepAlive: Bool
         let startedAt: UInt64
@@ -55,34 +59,31 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
         }
     }
 
-    private unowned let connection: Connection
-    private let pipeline: HTTPPipeline
-    private var parser: HTTP1Parser
-    private var queue: [Exchange] = []
-    private var output: [UInt8] = []
-    private var midRequestSince: UInt64?
+    unowned let connection: any ConnectionContext
+    let pipeline: HTTPPipeline
+    var parser: HTTP1Parser
+    var queue: [Exchange] = []
+    var output: [UInt8] = []
+    var midRequestSince: UInt64?
     /// When a request last started or a response last went out: idle time counts from here, not from the
     /// last bytes read (blank lines between requests, accepted before a request line, are not activity).
-    private var lastRequestActivity = MonotonicClock.nanoseconds()
-    private var isClosing = false
+    var lastRequestActivity = MonotonicClock.nanoseconds()
+    /// Keep-alive, closing, shutdown, upgrade (``HTTP1ConnectionStateMachine``).
+    var lifecycle = HTTP1ConnectionStateMachine()
     /// No request is started while the output waits for the client (above the budget).
     private var isOutputHeld = false
     /// Bytes of responses finished but not yet written (waiting behind an earlier one).
-    private var queuedResponseBytes = 0
+    var queuedResponseBytes = 0
     private let connectionGuard: ConnectionGuard
     /// Blocking handlers of this connection running (or queued in the pool) now.
     private var blockingInFlight = 0
     /// Blocking handlers with an unsafe method not finished yet: no later request starts meanwhile.
     private var unsafeBlockingJobs = 0
-    private var isConnectionClosed = false
-    /// The connection went to HTTP/2 (h2c upgrade): work coming back to this handler is dropped.
-    private var hasSwitchedProtocols = false
-    private var isGracefulShutdown = false
-    private let info: ConnectionInfo
+    let info: ConnectionInfo
     /// The exchange whose streaming body is being sent (always `queue.first`).
-    private var streaming: Exchange?
+    var streaming: Exchange?
 
-    init(connection: Connection, pipeline: HTTPPipeline) {
+    init(connection: any ConnectionContext, pipeline: HTTPPipeline) {
         self.connection = connection
         self.pipeline = pipeline
         var limits = pipeline.options.http1Limits
@@ -92,17 +93,17 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
         self.connectionGuard = ConnectionGuard(configuration: pipeline.options.guardConfiguration, now: connection.createdAt)
     }
 
-    func connectionDidReceive(_ connection: Connection, bytes: UnsafeRawBufferPointer) {
-        guard !isClosing else { return }
+    func connectionDidReceive(_ connection: any ConnectionContext, bytes: UnsafeRawBufferPointer) {
+        guard lifecycle.readsRequests else { return }
         parser.append(bytes)
         parse()
     }
 
     /// Response bytes held for the client: unflushed, in the socket's backlog, or queued.
-    private var heldOutputBytes: Int { connection.pendingOutputBytes + output.count + queuedResponseBytes }
+    var heldOutputBytes: Int { connection.pendingOutputBytes + output.count + queuedResponseBytes }
 
-    private func parse() {
-        while !isClosing && queue.count < pipeline.options.maxPipelinedRequests && unsafeBlockingJobs == 0 {
+    func parse() {
+        while lifecycle.readsRequests && queue.count < pipeline.options.maxPipelinedRequests && unsafeBlockingJobs == 0 {
             guard connectionGuard.mayStartRequest(heldBytes: heldOutputBytes) else {
                 // Resumed by connectionDidDrainOutput, or by the queued responses going out.
                 isOutputHeld = true
@@ -140,36 +141,6 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
         updateReading()
     }
 
-    /// The HTTP2-Settings payload when `head` offers an h2c upgrade this connection can take now: cleartext
-    /// (RFC 7540 §3.3), no earlier request still being answered, not shutting down.
-    private func acceptableUpgrade(_ head: HTTP1RequestHead) -> [UInt8]? {
-        guard !connection.isTLS, queue.isEmpty, !isGracefulShutdown, !isClosing else { return nil }
-        return H2CUpgrade.settingsPayload(offeredIn: head)
-    }
-
-    /// Answers `101 Switching Protocols` and hands the connection to HTTP/2: the request becomes stream 1, bytes
-    /// after it (the client's connection preface, if it sent it already) go to the new handler.
-    private func switchToHTTP2(head: HTTP1RequestHead, body: [UInt8], settings: [UInt8]) {
-        withExtendedLifetime(self) {
-            hasSwitchedProtocols = true
-            midRequestSince = nil
-            output.append(contentsOf: H2CUpgrade.switchingProtocols)
-            connection.write(output)
-            output.removeAll()
-            let rest = parser.takeUnparsedBytes()
-            connection.setReadingPaused(false)
-            let http2 = HTTP2ConnectionHandler(connection: connection, pipeline: pipeline, info: info)
-            connection.handler = http2
-            guard http2.takeOverUpgradedConnection(
-                settingsPayload: settings, request: H2CUpgrade.upgradedRequest(from: head, body: body))
-            else {
-                connection.close()
-                return
-            }
-            if !rest.isEmpty { rest.withUnsafeBytes { http2.connectionDidReceive(connection, bytes: $0) } }
-        }
-    }
-
     private func trackMidRequest() {
         if parser.isMidRequest {
             if midRequestSince == nil {
@@ -182,49 +153,17 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
     }
 
     private func updateReading() {
-        connection.setReadingPaused(queue.count >= pipeline.options.maxPipelinedRequests || isClosing || isOutputHeld)
-    }
-
-    private func makeRequest(head: HTTP1RequestHead, body: [UInt8]) -> HTTPRequest {
-        var headers = head.headers
-        var authority = headers["host"]
-        headers.set("host", nil)
-        var target = head.target
-        if let absolute = Self.absoluteForm(head.target) {
-            // RFC 9112 §3.2.2: the target's authority wins over Host.
-            target = absolute.pathAndQuery
-            authority = absolute.authority
-        }
-        return HTTPRequest(
-            method: head.method, target: target, authority: authority,
-            scheme: connection.isTLS ? "https" : "http", version: head.version, headers: headers, body: body,
-            connection: info)
-    }
-
-    /// Splits an absolute-form target (`http://host:port/path?query`, scheme case-insensitive) into its
-    /// authority and origin form (`/path?query`, `/` when the path is empty); nil for other forms.
-    static func absoluteForm(_ target: String) -> (authority: String, pathAndQuery: String)? {
-        guard let first = target.utf8.first, first != UInt8(ascii: "/"), first != UInt8(ascii: "*"),
-              let schemeEnd = target.range(of: "://") else { return nil }
-        let scheme = target[..<schemeEnd.lowerBound].lowercased()
-        guard scheme == "http" || scheme == "https" else { return nil }
-        let rest = target[schemeEnd.upperBound...]
-        let pathStart = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
-        let authority = String(rest[..<pathStart])
-        guard !authority.isEmpty else { return nil }
-        var pathAndQuery = String(rest[pathStart...])
-        if let fragment = pathAndQuery.firstIndex(of: "#") { pathAndQuery = String(pathAndQuery[..<fragment]) }
-        if !pathAndQuery.hasPrefix("/") { pathAndQuery = "/" + pathAndQuery }
-        return (authority, pathAndQuery)
+        connection.setReadingPaused(
+            queue.count >= pipeline.options.maxPipelinedRequests || !lifecycle.readsRequests || isOutputHeld)
     }
 
     private func startExchange(head: HTTP1RequestHead, body: [UInt8]) {
         let request = makeRequest(head: head, body: body)
-        let keepAlive = head.keepAlive && !isGracefulShutdown
+        let keepAlive = lifecycle.keepsAlive(requested: head.keepAlive)
         let exchange = Exchange(request: request, keepAlive: keepAlive, startedAt: MonotonicClock.nanoseconds())
         lastRequestActivity = exchange.startedAt
         queue.append(exchange)
-        if !keepAlive { isClosing = true }
+        if !keepAlive { lifecycle.lastRequestRead() }
         switch pipeline.handle(request) {
         case .response(let response):
             setResponse(pipeline.finalize(response, for: request, startedAt: exchange.startedAt), of: exchange)
@@ -293,85 +232,30 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
         }
     }
 
-    /// Starts sending a streaming response's body: the head now, the body whenever the writer wakes us.
-    private func beginStreaming(_ exchange: Exchange, writer: HTTPBodyWriter) {
-        guard let response = exchange.response else { return }
-        exchange.isStreaming = true
-        exchange.isChunked = HTTP1ResponseWriter.writeStreamHead(
-            response, version: exchange.request.version, keepAlive: exchange.keepAlive, into: &output)
-        if !exchange.isChunked { isClosing = true }
-        streaming = exchange
-        flushOutput()
-        if exchange.request.method == "HEAD" {
-            writer.finish()
-        }
-        let bound = LoopBound(self, loop: connection.loop)
-        writer.attach { bound.loop.execute { bound.value.reentering { $0.pumpStream() } } }
-    }
-
     /// Runs `body` for work that comes back to the connection from outside an I/O event (a handler
     /// finishing later, a streaming body waking it): nothing once the connection has closed, and the
     /// connection is kept alive through `body` (a write error can close it midway; it would otherwise
     /// be freed under the code still using it).
-    private func reentering(_ body: (HTTP1ConnectionHandler) -> Void) {
-        guard !isConnectionClosed, !hasSwitchedProtocols else { return }
+    func reentering(_ body: (HTTP1ConnectionHandler) -> Void) {
+        guard lifecycle.takesCallbacks else { return }
         withExtendedLifetime(connection) { body(self) }
     }
 
-    /// Sends what the streaming body has ready; ends the exchange when the producer has finished.
-    private func pumpStream() {
-        guard let exchange = streaming, let writer = exchange.bodyWriter, !connection.isClosed else { return }
-        // A slow reader: leave the bytes in the writer (it bounds them) until the socket drains; the
-        // connection holds at most as much again.
-        guard connection.pendingOutputBytes <= min(1 << 20, pipeline.options.streamBufferBytes) else {
-            connection.notifyWhenDrained()
-            return
-        }
-        let (bytes, isFinished) = writer.take()
-        if exchange.request.method != "HEAD" {
-            if exchange.isChunked {
-                HTTP1ResponseWriter.appendChunk(bytes, into: &output)
-            } else {
-                output.append(contentsOf: bytes)
-            }
-        }
-        guard isFinished else {
-            flushOutput()
-            return
-        }
-        streaming = nil
-        if exchange.isChunked && exchange.request.method != "HEAD" {
-            HTTP1ResponseWriter.appendLastChunk(into: &output)
-        }
-        writer.close()
-        queue.removeFirst()
-        lastRequestActivity = MonotonicClock.nanoseconds()
-        if !exchange.isChunked || !exchange.keepAlive {
-            queue.removeAll()
-            queuedResponseBytes = 0
-            flushOutput()
-            connection.closeAfterFlush()
-            return
-        }
-        writeReadyResponses()
-        parse()
-    }
-
     /// Records a finished response (counted as held output until it is written).
-    private func setResponse(_ response: HTTPResponse, of exchange: Exchange) {
+    func setResponse(_ response: HTTPResponse, of exchange: Exchange) {
         exchange.response = response
         queuedResponseBytes += response.body.count
     }
 
     /// Writes responses from the head of the queue while they are ready (keeps pipelining order).
-    private func writeReadyResponses() {
+    func writeReadyResponses() {
         while let first = queue.first, let response = first.response {
             if let writer = first.bodyWriter {
                 if !first.isStreaming { beginStreaming(first, writer: writer) }
                 return
             }
             queue.removeFirst()
-        lastRequestActivity = MonotonicClock.nanoseconds()
+            lastRequestActivity = MonotonicClock.nanoseconds()
             queuedResponseBytes -= response.body.count
             HTTP1ResponseWriter.write(
                 response, version: first.request.version, keepAlive: first.keepAlive,
@@ -385,55 +269,36 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
             }
         }
         flushOutput()
-        if isGracefulShutdown && queue.isEmpty && !parser.isMidRequest {
-            connection.closeAfterFlush()
+        perform(lifecycle.responsesWritten(isIdle: isIdle))
+    }
+
+    /// No request queued or partly read.
+    private var isIdle: Bool { queue.isEmpty && !parser.isMidRequest }
+
+    private func perform(_ action: HTTP1ConnectionStateMachine.Action) {
+        switch action {
+        case .none: break
+        case .closeAfterFlush: connection.closeAfterFlush()
         }
     }
 
-    private func flushOutput() {
+    func flushOutput() {
         guard !output.isEmpty else { return }
         connection.write(output)
         output.removeAll(keepingCapacity: output.count <= 64 << 10)
         connection.flush()
     }
 
-    /// Answers a protocol error after the responses already queued, then closes.
-    private func fail(status: Int, message: String) {
-        fail(with: .jsonError(status: status, code: Self.code(for: status), message: message))
-    }
-
-    private func fail(with response: HTTPResponse) {
-        isClosing = true
-        let request = HTTPRequest(method: "GET", target: "/", version: .http1_1, connection: info)
-        let exchange = Exchange(request: request, keepAlive: false, startedAt: MonotonicClock.nanoseconds())
-        queue.append(exchange)
-        setResponse(response, of: exchange)
-        writeReadyResponses()
-    }
-
-    private static func code(for status: Int) -> String {
-        switch status {
-        case 408: "request_timeout"
-        case 413: "body_too_large"
-        case 414: "request_line_too_long"
-        case 417: "expectation_failed"
-        case 431: "headers_too_large"
-        case 501: "not_implemented"
-        case 505: "http_version_not_supported"
-        default: "bad_request"
-        }
-    }
-
     // MARK: ConnectionHandler
 
-    func connectionDidDrainOutput(_ connection: Connection) {
+    func connectionDidDrainOutput(_ connection: any ConnectionContext) {
         if streaming != nil { pumpStream() }
         guard !connection.isClosed else { return }
         startBlockingJobs()
         if isOutputHeld { parse() }
     }
 
-    func connectionTick(_ connection: Connection, now: UInt64) {
+    func connectionTick(_ connection: any ConnectionContext, now: UInt64) {
         let options = pipeline.options
         // (A client that stopped reading, streaming or not, is closed by the transport once its socket
         // has taken nothing for `writeStallTimeout`.)
@@ -447,16 +312,13 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
         }
     }
 
-    func connectionBeginGracefulShutdown(_ connection: Connection) {
-        isGracefulShutdown = true
+    func connectionBeginGracefulShutdown(_ connection: any ConnectionContext) {
         for exchange in queue { exchange.bodyWriter?.finish() }
-        if queue.isEmpty && !parser.isMidRequest {
-            connection.closeAfterFlush()
-        }
+        perform(lifecycle.shutdownRequested(isIdle: isIdle))
     }
 
-    func connectionDidClose(_ connection: Connection) {
-        isConnectionClosed = true
+    func connectionDidClose(_ connection: any ConnectionContext) {
+        lifecycle.connectionClosed()
         let writers = queue.compactMap(\.bodyWriter)
         let waiting = queue.map(\.request.cancellation)
         queue.removeAll()

@@ -9,7 +9,7 @@ extension HTTP2ConnectionHandler {
     /// Starts waiting requests, oldest first, while the response bytes held for the peer are within
     /// the budget. A stream reset meanwhile is skipped: its work never runs.
     func dispatchBacklog() {
-        while !backlog.isEmpty, !isTerminated, connectionGuard.mayStartRequest(heldBytes: heldOutputBytes),
+        while !backlog.isEmpty, !lifecycle.isTerminated, connectionGuard.mayStartRequest(heldBytes: heldOutputBytes),
               let stream = backlog.popFirst() {
             guard !stream.isClosed, !stream.isResetting else { continue }
             dispatch(stream)
@@ -95,7 +95,7 @@ extension HTTP2ConnectionHandler {
     /// while its job waited is skipped.
     func startBlockingJobs() {
         let limit = pipeline.options.maxBlockingRequestsPerConnection
-        while blockingInFlight < limit, !blockingJobs.isEmpty, !isTerminated,
+        while blockingInFlight < limit, !blockingJobs.isEmpty, !lifecycle.isTerminated,
               connectionGuard.mayStartRequest(heldBytes: heldOutputBytes), let next = blockingJobs.popFirst() {
             guard !next.stream.isClosed, next.stream.awaitingResponse else { continue }
             blockingInFlight += 1
@@ -258,7 +258,7 @@ extension HTTP2ConnectionHandler {
     /// The peer sent RST_STREAM (counted against the rapid-reset limit).
     func peerResetStream() {
         if case .goAway(let violation) = connectionGuard.peerReset(now: now) {
-            terminate(violation)
+            perform(lifecycle.violated(violation))
         }
     }
 

@@ -34,7 +34,9 @@ import Transport
 ///   refusal on a connection is explained at debug level, the count when it closes.
 ///
 /// Every GOAWAY the server decides on carries Apple's debug data, `{"reason":"…"}` (``GoAwayReason``):
-/// `IdleTimeout`, `Shutdown` (notice and final GOAWAY), and the ENHANCE_YOUR_CALM reasons.
+/// `IdleTimeout`, `Shutdown` (notice and final GOAWAY), and the ENHANCE_YOUR_CALM reasons. Which GOAWAY goes
+/// out when, and when the connection closes, is decided by an ``HTTP2SessionStateMachine``
+/// (`HTTP2ConnectionHandler+GoAway.swift` carries out its actions).
 ///
 /// Threading: confined to the connection's loop. nghttp2 callbacks are non-capturing
 /// trampolines that recover `self` from `user_data` (unretained: `self` owns the session).
@@ -90,7 +92,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         }
     }
 
-    unowned let connection: Connection
+    unowned let connection: any ConnectionContext
     let pipeline: HTTPPipeline
     var session: OpaquePointer?
     var streams: [Int32: Stream] = [:]
@@ -102,6 +104,8 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     var blockingInFlight = 0
     var connectionGuard: ConnectionGuard
     private var scanner = HTTP2FrameScanner()
+    /// GOAWAY and closing (``HTTP2SessionStateMachine``).
+    var lifecycle = HTTP2SessionStateMachine()
     /// Response body bytes submitted and not yet taken by nghttp2 (e.g. waiting for window).
     var heldResponseBytes = 0
     /// Request-body bytes received and not yet given back to the connection window.
@@ -111,15 +115,9 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     var resetsAfterResponse: [Int32] = []
     /// The time of the read being processed (for callbacks).
     var now: UInt64
-    var isReceiving = false
     /// Inside ``connectionDidReceive(_:bytes:)`` (parsing, dispatching, sending): `now` is current.
     private var isInReadCycle = false
-    private var isGoingAway = false
-    /// GOAWAY for a violation was queued: nothing more is read or started.
-    private(set) var isTerminated = false
-    private var isConnectionClosed = false
     private(set) var selfSlot: HandlerSlot?
-    private var hasSentFinalGoAway = false
     private var advertisedMaxConcurrentStreams: UInt32 = .max
     /// Streams nghttp2 refused (REFUSED_STREAM) for going over SETTINGS_MAX_CONCURRENT_STREAMS.
     private var refusedStreams = 0
@@ -129,7 +127,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
 
     /// - Parameter info: the connection's facts and session state when it was HTTP/1.1 before (an h2c upgrade
     ///   keeps what handlers bound to it); nil for a connection that starts as HTTP/2.
-    init(connection: Connection, pipeline: HTTPPipeline, info inherited: ConnectionInfo? = nil) {
+    init(connection: any ConnectionContext, pipeline: HTTPPipeline, info inherited: ConnectionInfo? = nil) {
         self.connection = connection
         self.pipeline = pipeline
         let now = MonotonicClock.nanoseconds()
@@ -212,25 +210,23 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
 
     // MARK: ConnectionHandler
 
-    func connectionDidReceive(_ connection: Connection, bytes: UnsafeRawBufferPointer) {
-        guard let session, bytes.count > 0, !isTerminated else { return }
+    // (Nothing here calls `send()` from inside `nghttp2_session_mem_recv`: its callbacks only record, and work
+    // that finishes later comes back through `loop.execute`.)
+    func connectionDidReceive(_ connection: any ConnectionContext, bytes: UnsafeRawBufferPointer) {
+        guard let session, bytes.count > 0, lifecycle.isRunning else { return }
         now = MonotonicClock.nanoseconds()
         isInReadCycle = true
         defer { isInReadCycle = false }
-        isReceiving = true
         let consumed = nghttp2_session_mem_recv(session, bytes.bindMemory(to: UInt8.self).baseAddress, bytes.count)
-        isReceiving = false
         if consumed < 0 {
-            // Protocol error: nghttp2 queued a GOAWAY (with its own text as debug data); send it and close.
             pipeline.logger.debug(
                 "HTTP/2 protocol error from the peer; GOAWAY sent",
                 [("conn.id", "\(info.id)"), ("client", info.clientAddress),
                  ("error", String(cString: nghttp2_strerror(Int32(truncatingIfNeeded: consumed))))])
-            send()
-            connection.closeAfterFlush()
+            perform(lifecycle.protocolError())
             return
         }
-        if !isTerminated { countDiscardedData(in: bytes) }
+        if !lifecycle.isTerminated { countDiscardedData(in: bytes) }
         dispatchBacklog()
         send()
     }
@@ -244,17 +240,17 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
             if streamID != 0 && nghttp2_session_get_stream_user_data(session, streamID) == nil { discarded += length }
         }
         if discarded > 0, case .goAway(let violation) = connectionGuard.discardedData(discarded, now: now) {
-            terminate(violation)
+            perform(lifecycle.violated(violation))
             send()
         }
     }
 
-    func connectionDidDrainOutput(_ connection: Connection) {
+    func connectionDidDrainOutput(_ connection: any ConnectionContext) {
         send()
     }
 
-    func connectionTick(_ connection: Connection, now: UInt64) {
-        guard let session, !isTerminated else { return }
+    func connectionTick(_ connection: any ConnectionContext, now: UInt64) {
+        guard let session, lifecycle.isRunning else { return }
         let options = pipeline.options
         var resets = 0
         for stream in streams.values where !stream.isResetting {
@@ -268,57 +264,21 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
             resets += 1
             nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, NGHTTP2_CANCEL.rawValue)
         }
-        if connectionGuard.isIdle(now: now, openRequests: streams.count) && !isGoingAway {
-            isGoingAway = true
-            hasSentFinalGoAway = true
-            submitGoAway(session, errorCode: NGHTTP2_NO_ERROR.rawValue, reason: .idleTimeout)
+        if connectionGuard.isIdle(now: now, openRequests: streams.count) {
+            perform(lifecycle.idleTimedOut())
         }
-        if resets > 0 || isGoingAway { send() }
+        if resets > 0 || lifecycle.isGoingAway { send() }
     }
 
-    /// Two-step GOAWAY (RFC 9113 §6.8): a shutdown notice first (last stream id 2^31-1, so
-    /// requests already in flight are still accepted), then after a short pause the final GOAWAY
-    /// naming the last stream processed. Clients see no refused streams they had already sent.
-    ///
-    /// Both carry `{"reason":"Shutdown"}`: clients built on Python's `h2` (aioapns, httpx) stop at the
-    /// first GOAWAY and only ever see the notice; Go's transport reports the last one's debug data; Pushy
-    /// logs each. The notice is written here (``HTTP2GoAwayFrame``), since nghttp2's takes no debug data.
-    func connectionBeginGracefulShutdown(_ connection: Connection) {
-        guard session != nil, !isGoingAway else { return }
-        isGoingAway = true
-        for stream in streams.values { stream.bodyWriter?.finish() }
-        send()  // what nghttp2 has queued goes first: the notice lands between two whole frames
-        guard !connection.isClosed else { return }
-        connection.write(HTTP2GoAwayFrame.encode(
-            lastStreamID: Int32.max, errorCode: NGHTTP2_NO_ERROR.rawValue, debugData: GoAwayReason.shutdown.debugData))
-        connection.flush()
-        let bound = LoopBound(selfSlot ?? HandlerSlot(self), loop: connection.loop)
-        connection.loop.schedule(afterNanoseconds: Self.shutdownNoticeGrace) {
-            bound.value.handler?.reentering { handler in
-                guard let session = handler.session, !handler.isTerminated else { return }
-                handler.submitGoAway(session, errorCode: NGHTTP2_NO_ERROR.rawValue, reason: .shutdown)
-                handler.hasSentFinalGoAway = true
-                handler.send()
-            }
-        }
+    /// Two-step GOAWAY (RFC 9113 §6.8, ``HTTP2SessionStateMachine``): the shutdown notice now, the final
+    /// GOAWAY after ``shutdownNoticeGrace``. Clients see no refused streams they had already sent.
+    func connectionBeginGracefulShutdown(_ connection: any ConnectionContext) {
+        guard session != nil else { return }
+        perform(lifecycle.shutdownRequested())
     }
 
-    /// Queues GOAWAY naming the last stream processed, with `reason` as its debug data (nghttp2 copies it).
-    private func submitGoAway(_ session: OpaquePointer, errorCode: UInt32, reason: GoAwayReason) {
-        let debugData = reason.debugData
-        debugData.withUnsafeBufferPointer { data in
-            _ = nghttp2_submit_goaway(
-                session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
-                errorCode, data.baseAddress, data.count)
-        }
-    }
-
-    /// Time between the shutdown notice and the final GOAWAY (about one loopback/LAN round trip
-    /// plus the client's reaction time).
-    static let shutdownNoticeGrace: UInt64 = 200_000_000
-
-    func connectionDidClose(_ connection: Connection) {
-        isConnectionClosed = true
+    func connectionDidClose(_ connection: any ConnectionContext) {
+        lifecycle.connectionClosed()
         if refusedStreams > 0 {
             pipeline.logger.debug(
                 "HTTP/2 connection closed; streams it had refused with RST_STREAM REFUSED_STREAM",
@@ -367,7 +327,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     /// and the connection is kept alive through `body` (a write error can close it midway; it would
     /// otherwise be freed under the code still using it).
     func reentering(_ body: (HTTP2ConnectionHandler) -> Void) {
-        guard !isConnectionClosed else { return }
+        guard !lifecycle.isClosed else { return }
         withExtendedLifetime(connection) { body(self) }
     }
 
@@ -378,104 +338,5 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         stream.awaitingResponse = false
         stream.bodyWriter?.close()
         if wasWaiting { stream.cancellation?.cancel() }
-    }
-
-    /// Sends GOAWAY ENHANCE_YOUR_CALM for `violation`, with its ``GoAwayReason`` as debug data: nothing more is
-    /// read, started or sent, every stream's work is cancelled and its response dropped; the connection
-    /// closes once the GOAWAY is out. May run inside nghttp2's callbacks: the frame is only queued here, and
-    /// ``send()`` starts the close.
-    func terminate(_ violation: ConnectionGuard.Violation) {
-        guard let session, !isTerminated else { return }
-        isTerminated = true
-        isGoingAway = true
-        hasSentFinalGoAway = true
-        let reason = GoAwayReason(violation)
-        pipeline.logger.info(
-            "HTTP/2 connection ended: \(violation.rawValue)",
-            [("conn.id", "\(info.id)"), ("client", info.clientAddress), ("reason", reason.rawValue)])
-        // nghttp2 ignores the rest of the input from here; the GOAWAY it queues is never sent (send() writes
-        // nothing more once terminated): this one, written in its place, carries the reason.
-        let lastStreamID = nghttp2_session_get_last_proc_stream_id(session)
-        nghttp2_session_terminate_session(session, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
-        connection.write(HTTP2GoAwayFrame.encode(
-            lastStreamID: lastStreamID, errorCode: NGHTTP2_ENHANCE_YOUR_CALM.rawValue, debugData: reason.debugData))
-        _ = backlog.removeAll()
-        _ = blockingJobs.removeAll()
-        for stream in streams.values {
-            heldResponseBytes -= stream.responseBody.count - stream.responseOffset
-            stream.responseBody = []
-            stream.responseOffset = 0
-            end(stream)
-        }
-    }
-
-    // MARK: Sending
-
-    /// Moves everything nghttp2 wants to send into the connection and flushes it, starts waiting
-    /// requests when the output allows, and closes the connection once nghttp2 is done with it (after
-    /// GOAWAY and the last stream).
-    func send() {
-        // (`isConnectionClosed` first: after the close `connection` may be gone.)
-        guard let session, !isConnectionClosed, !connection.isClosed else { return }
-        if isTerminated {
-            // Our GOAWAY is the last frame (see terminate(_:)).
-            connection.closeAfterFlush()
-            return
-        }
-        guard writeFrames(session) else { return }
-        if !(backlog.isEmpty && blockingJobs.isEmpty) && !isReceiving
-            && connectionGuard.mayStartRequest(heldBytes: heldOutputBytes)
-        {
-            startBlockingJobs()
-            dispatchBacklog()
-            guard writeFrames(session) else { return }
-        }
-        let wantsMore = nghttp2_session_want_read(session) != 0 || nghttp2_session_want_write(session) != 0
-        if !wantsMore || (hasSentFinalGoAway && streams.isEmpty && nghttp2_session_want_write(session) == 0) {
-            connection.closeAfterFlush()
-        }
-    }
-
-    /// The mem_send loop; false when the connection was closed.
-    private func writeFrames(_ session: OpaquePointer) -> Bool {
-        var data: UnsafePointer<UInt8>?
-        var isHoldingBack: Bool
-        repeat {
-            isHoldingBack = false
-            while true {
-                guard connection.pendingOutputBytes < (1 << 20) else {
-                    isHoldingBack = true
-                    break
-                }
-                let n = nghttp2_session_mem_send(session, &data)
-                if n < 0 {
-                    connection.close()
-                    return false
-                }
-                if n > 0, let data {
-                    connection.write(UnsafeRawBufferPointer(start: data, count: n))
-                    continue
-                }
-                // Everything queued before is out (the last DATA of those responses included).
-                guard submitResetsAfterResponse(session) else { break }
-            }
-            connection.flush()
-            // nghttp2 may still have frames (a streaming body): send them once the socket has taken
-            // these — or at once if it already has.
-        } while isHoldingBack && nghttp2_session_want_write(session) != 0 && !connection.notifyWhenDrained()
-        return !connection.isClosed
-    }
-
-    /// RST_STREAM NO_ERROR for streams answered before their request ended; false if there were none.
-    private func submitResetsAfterResponse(_ session: OpaquePointer) -> Bool {
-        guard !resetsAfterResponse.isEmpty else { return false }
-        let ids = resetsAfterResponse
-        resetsAfterResponse.removeAll()
-        for id in ids {
-            guard let stream = streams[id], !stream.requestEnded, !stream.isResetting else { continue }
-            stream.isResetting = true
-            nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), id, NGHTTP2_NO_ERROR.rawValue)
-        }
-        return true
     }
 }

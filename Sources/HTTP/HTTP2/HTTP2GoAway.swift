@@ -19,6 +19,14 @@ enum GoAwayReason: String, Sendable, CaseIterable {
     /// DATA on closed streams beyond `discardedDataBurstBytes` / `discardedDataBytesPerSecond` (ENHANCE_YOUR_CALM).
     case tooMuchDataOnClosedStreams = "TooMuchDataOnClosedStreams"
 
+    /// The GOAWAY's error code: NO_ERROR (0) for Apple's reasons, ENHANCE_YOUR_CALM (0xb) for the sandbox's.
+    var errorCode: UInt32 {
+        switch self {
+        case .idleTimeout, .shutdown: 0x0
+        case .tooManyStreamResets, .tooMuchDataOnClosedStreams: 0xb
+        }
+    }
+
     /// The GOAWAY debug data: `{"reason":"<rawValue>"}` (no spaces, as APNs writes it).
     var debugData: [UInt8] { Array(#"{"reason":""#.utf8) + Array(rawValue.utf8) + Array(#""}"#.utf8) }
 

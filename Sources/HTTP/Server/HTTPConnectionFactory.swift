@@ -28,7 +28,7 @@ final class ProtocolSniffer: ConnectionHandler {
         self.pipeline = pipeline
     }
 
-    func connectionDidReceive(_ connection: Connection, bytes: UnsafeRawBufferPointer) {
+    func connectionDidReceive(_ connection: any ConnectionContext, bytes: UnsafeRawBufferPointer) {
         buffered.append(contentsOf: bytes)
         let handler: any ConnectionHandler
         switch connection.alpn {
@@ -51,13 +51,13 @@ final class ProtocolSniffer: ConnectionHandler {
         bytes.withUnsafeBytes { handler.connectionDidReceive(connection, bytes: $0) }
     }
 
-    func connectionDidDrainOutput(_ connection: Connection) {}
+    func connectionDidDrainOutput(_ connection: any ConnectionContext) {}
 
-    func connectionTick(_ connection: Connection, now: UInt64) {
+    func connectionTick(_ connection: any ConnectionContext, now: UInt64) {
         if now &- connection.lastReadAt > pipeline.options.requestTimeout { connection.close() }
     }
 
-    func connectionBeginGracefulShutdown(_ connection: Connection) { connection.close() }
+    func connectionBeginGracefulShutdown(_ connection: any ConnectionContext) { connection.close() }
 
-    func connectionDidClose(_ connection: Connection) {}
+    func connectionDidClose(_ connection: any ConnectionContext) {}
 }

@@ -33,8 +33,11 @@ public struct ConnectionLimits: Sendable {
 /// handler cancels the work (a paused reader would otherwise never notice, and the level-triggered
 /// event would spin the loop).
 ///
+/// The lifecycle (open, draining, lingering, closed; reading paused or not; timeouts) is decided by a
+/// ``ConnectionStateMachine``; this class does the I/O it asks for.
+///
 /// Threading: every method must be called on `loop`.
-public final class Connection: Selectable {
+public final class Connection: Selectable, ConnectionContext {
     private static let nextID = Atomic<UInt64>(1)
 
     public let id: UInt64
@@ -54,23 +57,10 @@ public final class Connection: Selectable {
     private var fd: Int32
     private var token: UInt64 = 0
     private let tls: TLSSession?
-    private let limits: ConnectionLimits
     private var plaintextOut: [UInt8] = []
     private var socketOut: [UInt8] = []
     private var socketOutOffset = 0
-    private var interest: Interest = .read
-    private var isReadingPaused = false
-    /// When the socket last took bytes while output was blocked (nil: not blocked).
-    private var writeBlockedSince: UInt64?
-    private var userPausedReading = false
-    private var closeRequested = false
-    /// A handler held output back and wants ``ConnectionHandler/connectionDidDrainOutput(_:)`` once the
-    /// socket has taken everything (see ``notifyWhenDrained()``).
-    private var drainNotificationRequested = false
-    private var isLingering = false
-    private var lingerDeadline: UInt64 = 0
-    private var inDispatch = false
-    public private(set) var isClosed = false
+    private var state: ConnectionStateMachine
     private let onClose: (Connection) -> Void
 
     init(
@@ -85,17 +75,19 @@ public final class Connection: Selectable {
         self.listenerName = listenerName
         self.isTLS = tls != nil
         self.tls = try tls.map { try TLSSession(context: $0) }
-        self.limits = limits
         self.onClose = onClose
-        self.createdAt = MonotonicClock.nanoseconds()
+        let createdAt = MonotonicClock.nanoseconds()
+        self.createdAt = createdAt
         self.lastReadAt = createdAt
         self.lastWriteAt = createdAt
+        self.state = ConnectionStateMachine(limits: limits, isTLS: tls != nil, createdAt: createdAt)
     }
 
     func start() throws {
-        interest = [.read, .peerShutdown]
-        token = try loop.register(fd: fd, interest: interest, handler: self)
+        token = try loop.register(fd: fd, interest: state.interest, handler: self)
     }
+
+    public var isClosed: Bool { state.isClosed }
 
     /// The ALPN protocol selected in the TLS handshake (`h2`, `http/1.1`), if any.
     public var alpn: String? { tls?.alpn }
@@ -107,22 +99,18 @@ public final class Connection: Selectable {
     public var pendingOutputBytes: Int { plaintextOut.count + socketOut.count - socketOutOffset }
 
     /// True while the TLS handshake is still running.
-    public var isHandshaking: Bool { tls.map { !$0.isHandshakeComplete } ?? false }
+    public var isHandshaking: Bool { state.isHandshaking }
 
     // MARK: Writing
 
     /// Queues bytes for the peer. They go out at the next `flush()`.
     public func write(_ bytes: UnsafeRawBufferPointer) {
-        guard !isClosed, !closeRequested, bytes.count > 0 else { return }
+        guard state.isOpen, bytes.count > 0 else { return }
         if tls != nil {
             plaintextOut.append(contentsOf: bytes)
         } else {
             socketOut.append(contentsOf: bytes)
         }
-    }
-
-    public func write(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { write($0) }
     }
 
     /// Sends what is queued. Safe to call at any time on the loop; a no-op when nothing is queued.
@@ -161,25 +149,24 @@ public final class Connection: Selectable {
             case .processed(let n):
                 socketOutOffset += n
                 lastWriteAt = MonotonicClock.nanoseconds()
-                if writeBlockedSince != nil { writeBlockedSince = lastWriteAt }
+                state.socketTookOutput(now: lastWriteAt)
             case .wouldBlock:
-                if writeBlockedSince == nil { writeBlockedSince = MonotonicClock.nanoseconds() }
+                state.socketRefusedOutput(now: MonotonicClock.nanoseconds())
                 updateInterest()
                 return
             }
         }
-        writeBlockedSince = nil
-        let wasPaused = isReadingPaused
         socketOut.removeAll(keepingCapacity: socketOut.count <= 256 << 10)
         socketOutOffset = 0
-        if closeRequested {
-            beginLingeringClose()
-            return
-        }
-        updateInterest()
-        if (wasPaused && !isReadingPaused) || drainNotificationRequested {
-            drainNotificationRequested = false
-            handler?.connectionDidDrainOutput(self)
+        switch state.allOutputSent(pendingBytes: pendingOutputBytes, now: MonotonicClock.nanoseconds()) {
+        case .none:
+            break
+        case .shutDownWriteSide(let interest):
+            Glibc.shutdown(fd, Int32(SHUT_WR))
+            register(interest)
+        case .stayOpen(let interest, let notifyHandler):
+            register(interest)
+            if notifyHandler { handler?.connectionDidDrainOutput(self) }
         }
     }
 
@@ -187,25 +174,19 @@ public final class Connection: Selectable {
 
     /// Stops (or resumes) reading from the peer, e.g. while a pipelined request is processed.
     public func setReadingPaused(_ paused: Bool) {
-        userPausedReading = paused
+        state.setPausedByHandler(paused)
         updateInterest()
     }
 
     private func updateInterest() {
-        guard !isClosed else { return }
-        let pending = pendingOutputBytes
-        if pending > limits.outputHighWatermark {
-            isReadingPaused = true
-        } else if pending <= limits.outputLowWatermark {
-            isReadingPaused = false
-        }
-        var wanted: Interest = .peerShutdown
-        if (!isReadingPaused && !userPausedReading) || isLingering { wanted.insert(.read) }
-        if socketOutOffset < socketOut.count { wanted.insert(.write) }
-        if wanted != interest {
-            interest = wanted
-            try? loop.reregister(fd: fd, token: token, interest: wanted)
-        }
+        register(state.updateInterest(
+            pendingBytes: pendingOutputBytes, hasUnsentSocketBytes: socketOutOffset < socketOut.count))
+    }
+
+    /// Registers a changed interest with the loop (nil: unchanged).
+    private func register(_ interest: Interest?) {
+        guard let interest else { return }
+        try? loop.reregister(fd: fd, token: token, interest: interest)
     }
 
     // MARK: Events
@@ -233,25 +214,25 @@ public final class Connection: Selectable {
             return
         }
         lastReadAt = MonotonicClock.nanoseconds()
-        if isLingering { return }  // discard: we are only waiting for the peer to go away
+        if state.isLingering { return }  // discard: we are only waiting for the peer to go away
         let bytes = UnsafeRawBufferPointer(start: buffer.baseAddress, count: count)
-        inDispatch = true
-        defer { inDispatch = false }
         if let tls {
             do {
                 _ = try tls.receive(bytes, scratch: loop.plaintextBuffer) { plaintext in
-                    if !isClosed && !closeRequested { handler?.connectionDidReceive(self, bytes: plaintext) }
+                    if state.isOpen { handler?.connectionDidReceive(self, bytes: plaintext) }
                 }
                 if tls.receivedCloseNotify {
                     tls.shutdown()
-                    closeRequested = true
+                    _ = state.requestClose()
                 }
             } catch {
                 // Bad handshake or corrupt record: send the alert OpenSSL queued, then go.
                 tls.drainCiphertext(into: &socketOut)
-                closeRequested = true
+                _ = state.requestClose()
             }
+            if state.isHandshaking && tls.isHandshakeComplete { state.handshakeCompleted() }
         } else {
+            // (Also while draining: a cleartext handler still sees the bytes; what it writes is dropped.)
             handler?.connectionDidReceive(self, bytes: bytes)
         }
         flush()
@@ -259,37 +240,25 @@ public final class Connection: Selectable {
 
     // MARK: Closing
 
-    /// Sends what is queued, then closes (with a short linger so the peer reads the last bytes).
     /// Asks for one ``ConnectionHandler/connectionDidDrainOutput(_:)`` when all output has gone to the
     /// socket: for a handler that stopped producing because too much was waiting (a streaming body).
     /// Without it the callback comes only when reading had been paused, which a partial drain can undo.
     /// - Returns: false when nothing is waiting any more (no callback will come: produce more now).
     @discardableResult
     public func notifyWhenDrained() -> Bool {
-        guard pendingOutputBytes > 0, !isClosed else { return false }
-        drainNotificationRequested = true
-        return true
+        state.requestDrainNotification(pendingBytes: pendingOutputBytes)
     }
 
+    /// Sends what is queued, then closes (with a short linger so the peer reads the last bytes).
     public func closeAfterFlush() {
-        guard !isClosed, !closeRequested else { return }
-        closeRequested = true
+        guard state.requestClose() else { return }
         tls?.shutdown()
         flush()
     }
 
-    private func beginLingeringClose() {
-        guard !isLingering else { return }
-        isLingering = true
-        Glibc.shutdown(fd, Int32(SHUT_WR))
-        lingerDeadline = MonotonicClock.nanoseconds() &+ limits.lingerTimeout
-        updateInterest()
-    }
-
     /// Closes the socket now.
     public func close() {
-        guard !isClosed else { return }
-        isClosed = true
+        guard state.close() else { return }
         loop.deregister(fd: fd, token: token)
         Glibc.close(fd)
         fd = -1
@@ -301,29 +270,23 @@ public final class Connection: Selectable {
     }
 
     func tick(now: UInt64) {
-        guard !isClosed else { return }
-        if let since = writeBlockedSince, now &- since > limits.writeStallTimeout {
-            close()
-            return
+        switch state.tick(now: now) {
+        case .none: break
+        case .close: close()
+        case .tickHandler: handler?.connectionTick(self, now: now)
         }
-        if isLingering {
-            if now >= lingerDeadline { close() }
-            return
-        }
-        if isHandshaking {
-            if now &- createdAt > limits.handshakeTimeout { close() }
-            return
-        }
-        handler?.connectionTick(self, now: now)
     }
 
+    /// The server shuts down (called from a loop task, never while a read is being dispatched).
     func beginGracefulShutdown() {
-        guard !isClosed else { return }
-        if isHandshaking || handler == nil {
+        switch state.gracefulShutdownRequested(hasHandler: handler != nil) {
+        case .none:
+            break
+        case .close:
             close()
-            return
+        case .notifyHandler:
+            handler?.connectionBeginGracefulShutdown(self)
+            flush()
         }
-        handler?.connectionBeginGracefulShutdown(self)
-        if !inDispatch { flush() }
     }
 }

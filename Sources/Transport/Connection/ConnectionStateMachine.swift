@@ -1,0 +1,180 @@
+// APNs Sandbox — the life of one connection (back-pressure, closing, timeouts) as a state machine that returns actions.
+
+/// The rules of one ``Connection``: which bytes it still takes, when it reads, when it closes. No I/O and no
+/// clock; the connection reports what happened and carries out what comes back.
+///
+/// ### Phases
+/// `open` → (``requestClose()``: the handler's `closeAfterFlush`, the peer's TLS close_notify, a TLS error)
+/// `draining`: nothing more is accepted from the handler or delivered to it (TLS), what is queued goes out →
+/// (everything sent, ``allOutputSent(pendingBytes:now:)``) `lingering`: the write side is shut down and the
+/// peer's bytes are read and dropped until it closes or `lingerTimeout` passes → `closed`. ``close()`` ends
+/// any phase at once (EOF, a socket error, a timeout from ``tick(now:)``).
+///
+/// Beside the phase: whether the TLS handshake still runs, why reading is paused (output above the high
+/// watermark until it falls to the low one, or the handler asked), whether the handler waits for a drain
+/// callback, and since when the socket has refused output (the write-stall timeout).
+///
+/// A value type (no allocation per event) confined to its connection's loop. Times are monotonic nanoseconds.
+struct ConnectionStateMachine {
+    enum Phase: Equatable {
+        case open
+        /// Closing once what is queued has gone to the socket.
+        case draining
+        /// The write side is shut down; the peer's bytes are dropped until it closes or `deadline` passes.
+        case lingering(deadline: UInt64)
+        case closed
+    }
+
+    /// After everything queued went to the socket.
+    enum AllSentAction: Equatable {
+        /// Nothing to do (already lingering or closed).
+        case none
+        /// Shut down the write side (the linger starts), then apply the interest if it changed.
+        case shutDownWriteSide(Interest?)
+        /// Apply the interest if it changed, then call the handler's drain callback if asked.
+        case stayOpen(Interest?, notifyHandler: Bool)
+    }
+
+    enum TickAction: Equatable {
+        case none
+        /// Close now (write stall, linger over, handshake too slow).
+        case close
+        /// Give the handler its tick (its own timeouts).
+        case tickHandler
+    }
+
+    enum ShutdownAction: Equatable {
+        case none
+        /// Close now: nothing worth finishing (a handshake, no handler).
+        case close
+        /// Let the handler finish its work, then flush what it wrote.
+        case notifyHandler
+    }
+
+    let limits: ConnectionLimits
+    let createdAt: UInt64
+    private(set) var phase = Phase.open
+    /// The interest registered with the loop.
+    private(set) var interest: Interest = [.read, .peerShutdown]
+    private(set) var isHandshaking: Bool
+    /// Output went above the high watermark and has not yet fallen to the low one.
+    private(set) var isPausedByOutput = false
+    /// The handler paused reading (``Connection/setReadingPaused(_:)``).
+    private(set) var isPausedByHandler = false
+    /// The handler wants ``ConnectionHandler/connectionDidDrainOutput(_:)`` once all output is sent.
+    private(set) var wantsDrainNotification = false
+    /// When the socket last took bytes while output was blocked (nil: not blocked).
+    private(set) var writeBlockedSince: UInt64?
+
+    /// - Parameter isTLS: a TLS connection starts in its handshake.
+    init(limits: ConnectionLimits, isTLS: Bool, createdAt: UInt64) {
+        self.limits = limits
+        self.isHandshaking = isTLS
+        self.createdAt = createdAt
+    }
+
+    var isClosed: Bool { phase == .closed }
+
+    /// Whether the handler's output is still taken, and (TLS) decrypted input still delivered to it.
+    var isOpen: Bool { phase == .open }
+
+    var isLingering: Bool {
+        if case .lingering = phase { return true }
+        return false
+    }
+
+    // MARK: Events
+
+    mutating func handshakeCompleted() {
+        isHandshaking = false
+    }
+
+    /// Asks for the close after flushing (from `open` only).
+    /// - Returns: true when this started the close (`draining`); false when it was already closing.
+    mutating func requestClose() -> Bool {
+        guard phase == .open else { return false }
+        phase = .draining
+        return true
+    }
+
+    /// Closes (from any phase).
+    /// - Returns: false when it was already closed.
+    mutating func close() -> Bool {
+        guard phase != .closed else { return false }
+        phase = .closed
+        return true
+    }
+
+    /// The socket took bytes: a write stall, if any, starts over.
+    mutating func socketTookOutput(now: UInt64) {
+        if writeBlockedSince != nil { writeBlockedSince = now }
+    }
+
+    /// The socket refused output (EAGAIN): the write stall starts, unless it has already.
+    mutating func socketRefusedOutput(now: @autoclosure () -> UInt64) {
+        if writeBlockedSince == nil { writeBlockedSince = now() }
+    }
+
+    /// Everything queued for the socket went out; `pendingBytes` are still waiting before it (TLS plaintext).
+    mutating func allOutputSent(pendingBytes: Int, now: @autoclosure () -> UInt64) -> AllSentAction {
+        writeBlockedSince = nil
+        switch phase {
+        case .closed, .lingering:
+            return .none
+        case .draining:
+            phase = .lingering(deadline: now() &+ limits.lingerTimeout)
+            return .shutDownWriteSide(updateInterest(pendingBytes: pendingBytes, hasUnsentSocketBytes: false))
+        case .open:
+            let wasPaused = isPausedByOutput
+            let interest = updateInterest(pendingBytes: pendingBytes, hasUnsentSocketBytes: false)
+            let notify = (wasPaused && !isPausedByOutput) || wantsDrainNotification
+            if notify { wantsDrainNotification = false }
+            return .stayOpen(interest, notifyHandler: notify)
+        }
+    }
+
+    mutating func setPausedByHandler(_ paused: Bool) {
+        isPausedByHandler = paused
+    }
+
+    /// The handler wants a drain callback.
+    /// - Returns: false when nothing is waiting (no callback will come) or the connection is closed.
+    mutating func requestDrainNotification(pendingBytes: Int) -> Bool {
+        guard pendingBytes > 0, phase != .closed else { return false }
+        wantsDrainNotification = true
+        return true
+    }
+
+    /// The interest the connection wants now: reading unless paused (always while lingering, to see the peer
+    /// go), writing while the socket has bytes it refused, the peer's FIN always.
+    /// - Returns: the new interest when it differs from the registered one (now recorded as registered).
+    mutating func updateInterest(pendingBytes: Int, hasUnsentSocketBytes: Bool) -> Interest? {
+        guard phase != .closed else { return nil }
+        if pendingBytes > limits.outputHighWatermark {
+            isPausedByOutput = true
+        } else if pendingBytes <= limits.outputLowWatermark {
+            isPausedByOutput = false
+        }
+        var wanted: Interest = .peerShutdown
+        if (!isPausedByOutput && !isPausedByHandler) || isLingering { wanted.insert(.read) }
+        if hasUnsentSocketBytes { wanted.insert(.write) }
+        guard wanted != interest else { return nil }
+        interest = wanted
+        return wanted
+    }
+
+    /// The periodic tick: the write-stall, linger and handshake timeouts, else the handler's own.
+    func tick(now: UInt64) -> TickAction {
+        guard phase != .closed else { return .none }
+        if let since = writeBlockedSince, now &- since > limits.writeStallTimeout { return .close }
+        if case .lingering(let deadline) = phase { return now >= deadline ? .close : .none }
+        if isHandshaking { return now &- createdAt > limits.handshakeTimeout ? .close : .none }
+        return .tickHandler
+    }
+
+    /// The server shuts down.
+    func gracefulShutdownRequested(hasHandler: Bool) -> ShutdownAction {
+        guard phase != .closed else { return .none }
+        return isHandshaking || !hasHandler ? .close : .notifyHandler
+    }
+}
