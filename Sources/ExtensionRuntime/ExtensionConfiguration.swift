@@ -21,7 +21,7 @@ public struct ExtensionConfiguration: Sendable, Equatable {
         /// One process per notification speaking the exec protocol.
         case exec(ExecSettings)
         /// One HTTP POST per notification; the response body is the content.
-        case webhook(WebhookSettings)
+        case webhook(RemoteSettings)
 
         /// `builtin`, `exec` or `webhook`.
         public var name: String {
@@ -48,7 +48,8 @@ public struct ExtensionConfiguration: Sendable, Equatable {
         }
     }
 
-    public struct WebhookSettings: Sendable, Equatable {
+    /// The `webhook` kind's settings: a remote extension that answers each request over HTTP.
+    public struct RemoteSettings: Sendable, Equatable {
         /// An `http://` or `https://` URL.
         public var url: String
         /// The HTTP request's own timeout; nil = the budget plus grace. Running out of it is an error
@@ -143,7 +144,7 @@ public struct ExtensionConfiguration: Sendable, Equatable {
                 throw ExtensionConfigurationError("url", "must be an http:// or https:// URL, not \"\(url)\"")
             }
             let timeout = try object.milliseconds("timeoutMs", range: 1...Self.maxBudgetMilliseconds)
-            kind = .webhook(WebhookSettings(url: url, timeoutMilliseconds: timeout))
+            kind = .webhook(RemoteSettings(url: url, timeoutMilliseconds: timeout))
         default:
             throw ExtensionConfigurationError("kind", "must be \"builtin\", \"exec\" or \"webhook\", not \"\(kindName)\"")
         }

@@ -194,7 +194,7 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
             }
             driver = ExecDriver(settings: settings, reactor: reactor, launcher: launcher, registry: registry)
         case .webhook(let settings):
-            driver = WebhookDriver(settings: settings, http: http)
+            driver = RemoteExtensionDriver(settings: settings, http: http)
         }
         let instance = Instance(
             context: context, queue: queue, clock: clock,

@@ -1,4 +1,5 @@
-// APNs Sandbox — a webhook extension: the request is POSTed, the response body is the content.
+// APNs Sandbox — a remote extension (`"kind": "webhook"` in an app's serviceExtension): the request is
+// POSTed, the response body is the content. ("Webhook" in the code means the event webhooks of the Webhooks module.)
 import APNsProtocol
 import HTTPClient
 import Sandbox
@@ -11,12 +12,12 @@ import Synchronization
 /// out is an error (`original-error`). There is nothing to tell a webhook at `timeWillExpire`: a response
 /// within the grace period is a `best-attempt`; at budget + grace the request is cancelled
 /// (`original-timeout`).
-final class WebhookDriver: InstanceDriver {
-    private let settings: ExtensionConfiguration.WebhookSettings
+final class RemoteExtensionDriver: InstanceDriver {
+    private let settings: ExtensionConfiguration.RemoteSettings
     private let http: HTTPClient
     private let inFlight = Mutex<(handle: HTTPClient.Handle?, timer: ScheduledTask?)>((nil, nil))
 
-    init(settings: ExtensionConfiguration.WebhookSettings, http: HTTPClient) {
+    init(settings: ExtensionConfiguration.RemoteSettings, http: HTTPClient) {
         self.settings = settings
         self.http = http
     }
