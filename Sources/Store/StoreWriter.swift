@@ -81,6 +81,8 @@ final class StoreWriter {
         let finished = Latch<Void>()
         let thread = Thread {
             queue.writerThread.store(UInt(pthread_self()), ordering: .relaxed)
+            // The kernel's name (/proc, `top -H`): Foundation's `Thread.name` does not reach it on Linux.
+            _ = CLinuxSystem_set_thread_name("store-writer")
             if settings.niceness != 0 { _ = CLinuxSystem_set_thread_niceness(settings.niceness) }
             defer {
                 // pthread IDs are reused: forget ours before another thread can get it.

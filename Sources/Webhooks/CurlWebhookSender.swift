@@ -109,6 +109,8 @@ public final class CurlWebhookSender: WebhookSending, @unchecked Sendable {
     // MARK: - The transfer thread
 
     private func run() {
+        // The kernel's name (/proc, `top -H`): Foundation's `Thread.name` does not reach it on Linux.
+        _ = CLinuxSystem_set_thread_name("webhook-sender")
         _ = CLinuxSystem_set_thread_niceness(niceness)
         var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
         while true {
