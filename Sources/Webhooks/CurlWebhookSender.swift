@@ -32,6 +32,7 @@ public final class CurlWebhookSender: WebhookSending, @unchecked Sendable {
 
     private struct State {
         var queued: [Request] = []
+        var isStarted = false
         var isClosed = false
     }
 
@@ -58,6 +59,7 @@ public final class CurlWebhookSender: WebhookSending, @unchecked Sendable {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
     }()
 
+    /// A sender whose transfer thread starts with ``start()``; requests posted before then wait for it.
     /// - Parameter niceness: The transfer thread's nice value (0 = the server's priority).
     public init(niceness: Int32 = WebhookDispatcher.niceness) {
         _ = Self.globalInit
@@ -70,6 +72,17 @@ public final class CurlWebhookSender: WebhookSending, @unchecked Sendable {
         // No per-host cap: requests beyond it would wait inside libcurl with their timeout running (several
         // subscriptions may share a host); the dispatcher already bounds requests per subscription.
         _ = CCurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, 256)
+    }
+
+    /// Starts the transfer thread (`webhook-transfers`), which runs until ``shutdown()``. Later calls, and
+    /// calls after ``shutdown()``, do nothing.
+    public func start() {
+        let starts = state.withLock { state -> Bool in
+            guard !state.isStarted, !state.isClosed else { return false }
+            state.isStarted = true
+            return true
+        }
+        guard starts else { return }
         let thread = Thread { [self] in run() }
         thread.name = "webhook-transfers"
         thread.start()
@@ -95,13 +108,21 @@ public final class CurlWebhookSender: WebhookSending, @unchecked Sendable {
         curl_multi_wakeup(multi)
     }
 
-    /// Ends the transfers in flight (their completions report a failure) and stops the thread.
+    /// Ends the transfers in flight (their completions report a failure) and stops the thread. A sender that
+    /// was never started fails what was posted to it.
     public func shutdown() {
-        let wasOpen = state.withLock { state -> Bool in
+        let (wasOpen, wasStarted, unsent) = state.withLock { state -> (Bool, Bool, [Request]) in
             defer { state.isClosed = true }
-            return !state.isClosed
+            guard !state.isClosed else { return (false, false, []) }
+            if state.isStarted { return (true, true, []) }
+            defer { state.queued = [] }
+            return (true, false, state.queued)
         }
         guard wasOpen else { return }
+        guard wasStarted else {
+            for request in unsent { request.completion(.failed("the sender is shut down")) }
+            return
+        }
         curl_multi_wakeup(multi)
         finished.wait()
     }

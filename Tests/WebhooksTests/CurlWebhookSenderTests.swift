@@ -77,6 +77,7 @@ struct CurlWebhookSenderTests {
     /// the answer's status comes back; a redirect is reported, not followed.
     @Test func postsAndReportsStatus() async throws {
         let sender = CurlWebhookSender()
+        sender.start()
         defer { sender.shutdown() }
         let ok = try OneShotServer(response: "HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n")
         let large = #"{"x":""# + String(repeating: "y", count: 4000) + #""}"#
@@ -95,6 +96,7 @@ struct CurlWebhookSenderTests {
     /// No answer within the timeout, or nobody listening: a failure with libcurl's explanation.
     @Test func timeoutsAndRefusalsFail() async throws {
         let sender = CurlWebhookSender()
+        sender.start()
         defer { sender.shutdown() }
         let silent = try OneShotServer(response: nil)
         let started = Date()
