@@ -61,7 +61,7 @@ let package = Package(
             name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTP", "Transport", "Crypto", "Support"],
             swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "Support", "TestProcessSupport"], swiftSettings: strict),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "Sandbox", "APNsProtocol"], swiftSettings: strict),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "Sandbox", "APNsProtocol", "Support"], swiftSettings: strict),
         .testTarget(name: "ExtensionRuntimeTests", dependencies: ["ExtensionRuntime", "Sandbox", "APNsProtocol", "Crypto", "Support"], swiftSettings: strict),
         .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Sandbox", "Crypto", "Support"], swiftSettings: strict),
         .testTarget(

@@ -64,5 +64,9 @@ int CLinuxSystem_set_thread_niceness(int niceness) {
 }
 
 int CLinuxSystem_set_thread_name(const char *name) {
-    return pthread_setname_np(pthread_self(), name);
+    // The kernel keeps 15 bytes; pthread_setname_np refuses a longer name (ERANGE) instead of cutting it.
+    char kept[16];
+    strncpy(kept, name, sizeof kept - 1);
+    kept[sizeof kept - 1] = '\0';
+    return pthread_setname_np(pthread_self(), kept);
 }

@@ -47,6 +47,7 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
     private let http: HTTPClient
     private let counter = Atomic<UInt64>(0)
     private let instancePrefix: String
+    private let isStarted = Atomic<Bool>(false)
 
     private struct Slots {
         var running = 0
@@ -62,11 +63,7 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
     ///   - clock: Time for budgets, grace periods, step timeouts and timeline stamps (``ManualClock`` in tests).
     ///   - logger: Debug lines per instance; warnings for problems of the runtime itself.
     ///
-    /// Kills what an earlier run's exec extensions left running (its ledger, ``ProcessRegistry``; logged as a
-    /// warning), removes its instance directories (`<data>/instances`), and sets SIGPIPE to be ignored for
-    /// the process (a write to an extension that closed its stdin must fail with EPIPE, not kill the server).
-    /// Create the runtime before the delivery engine recovers, so that no process of an interrupted
-    /// instance still runs when that instance is finalised.
+    /// Builds the runtime without touching the data directory or starting anything: ``start()`` does that.
     public init(configuration: RuntimeConfiguration, clock: any SandboxClock, logger: Logger) {
         var configuration = configuration
         // Every path the runtime builds (instance directories, downloads, attachments) is absolute: a relative
@@ -84,6 +81,32 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
         }
         let instances = configuration.dataDirectory + "/instances"
         let ledger = instances + "/" + Self.ledgerName
+        registry = ProcessRegistry(
+            ledgerPath: ledger, guardian: configuration.usesProcessGuardian ? ProcessGuardian.shared : nil)
+        reactor = ProcessReactor(intervalMilliseconds: configuration.processSampleIntervalMilliseconds,
+                                 registry: registry)
+        launcher = Launcher(queues: configuration.launcherCount)
+        directories = InstanceDirectories(root: instances)
+        // Unique per run, not only per pid: the next start finds this run's processes by it.
+        var random = SystemRandomNumberGenerator()
+        instancePrefix = String(UInt32(truncatingIfNeeded: getpid()), radix: 36) + "-"
+            + String(UInt32.random(in: 0...UInt32.max, using: &random), radix: 36)
+    }
+
+    /// Makes the data directory ready for this run's instances; call it once, before the first ``run``.
+    ///
+    /// Kills what an earlier run's exec extensions left running (its ledger, ``ProcessRegistry``; logged as a
+    /// warning), removes its instance directories (`<data>/instances`), opens this run's ledger, and sets
+    /// SIGPIPE to be ignored for the process (a write to an extension that closed its stdin must fail with
+    /// EPIPE, not kill the server). Start the runtime before the delivery engine recovers, so that no process
+    /// of an interrupted instance still runs when that instance is finalised. Later calls do nothing.
+    ///
+    /// No thread starts here: the process launchers and the process reactor start theirs with the first
+    /// exec instance.
+    public func start() {
+        guard !isStarted.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let instances = configuration.dataDirectory + "/instances"
+        let ledger = registry.ledgerPath
         let leftovers = ProcessRegistry.killLeftovers(ledgerPath: ledger)
         if leftovers.groupsKilled + leftovers.processesKilled > 0 {
             logger.warning("exec extension processes left by a previous run were killed", [
@@ -98,16 +121,7 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
         }
         FileSystem.removeTree(instances)
         try? FileSystem.makeDirectories(instances)
-        registry = ProcessRegistry(
-            ledgerPath: ledger, guardian: configuration.usesProcessGuardian ? ProcessGuardian.shared : nil)
-        reactor = ProcessReactor(intervalMilliseconds: configuration.processSampleIntervalMilliseconds,
-                                 registry: registry)
-        launcher = Launcher(queues: configuration.launcherCount)
-        directories = InstanceDirectories(root: instances)
-        // Unique per run, not only per pid: the next start finds this run's processes by it.
-        var random = SystemRandomNumberGenerator()
-        instancePrefix = String(UInt32(truncatingIfNeeded: getpid()), radix: 36) + "-"
-            + String(UInt32.random(in: 0...UInt32.max, using: &random), radix: 36)
+        registry.openLedger()
         signal(SIGPIPE, SIG_IGN)
     }
 

@@ -97,12 +97,14 @@ final class Launcher: Sendable {
     }
 }
 
-/// One thread that runs jobs in order and lives until ``stop()`` (the processes it spawned die when it ends).
+/// One thread that runs jobs in order, from the first job until ``stop()`` (the processes it spawned die when it
+/// ends). A launcher that never runs a job never starts its thread.
 ///
 /// The thread holds only its ``Core``, never the `LauncherThread`, so deinitializing the owner can stop it.
 final class LauncherThread: Sendable {
     private final class Core: Sendable {
-        let jobs = Mutex<(queue: FIFOQueue<@Sendable () -> Void>, isStopped: Bool)>((FIFOQueue(), false))
+        let jobs = Mutex<(queue: FIFOQueue<@Sendable () -> Void>, isStopped: Bool, isRunning: Bool)>(
+            (FIFOQueue(), false, false))
         let wakeup = DispatchSemaphore(value: 0)
 
         func run() {
@@ -119,22 +121,27 @@ final class LauncherThread: Sendable {
     }
 
     private let core = Core()
+    private let name: String
 
     /// - Parameter name: The thread's name in the kernel (`/proc/<pid>/task/*/comm`, 15 bytes at most).
     init(name: String) {
-        let thread = Thread { [core] in
-            CProcess_name_thread(name)
-            core.run()
-        }
-        thread.start()
+        self.name = name
     }
 
-    /// Runs `job` on the thread after the jobs before it (dropped once stopped).
+    /// Runs `job` on the thread after the jobs before it (dropped once stopped); the first job starts the thread.
     func execute(_ job: @escaping @Sendable () -> Void) {
-        let queued = core.jobs.withLock { jobs -> Bool in
-            guard !jobs.isStopped else { return false }
+        let (queued, startsThread) = core.jobs.withLock { jobs -> (Bool, Bool) in
+            guard !jobs.isStopped else { return (false, false) }
             jobs.queue.append(job)
-            return true
+            defer { jobs.isRunning = true }
+            return (true, !jobs.isRunning)
+        }
+        if startsThread {
+            let thread = Thread { [core, name] in
+                CProcess_name_thread(name)
+                core.run()
+            }
+            thread.start()
         }
         if queued { core.wakeup.signal() }
     }

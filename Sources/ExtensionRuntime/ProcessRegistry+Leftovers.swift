@@ -21,7 +21,7 @@ extension ProcessRegistry {
     }
 
     /// Reads the ledger a previous run left at `ledgerPath` and kills what it lists. Call before this run
-    /// spawns anything (the runtime's `init`), and before the delivery engine's recovery finalises the
+    /// spawns anything (`ExtensionRuntime.start()`), and before the delivery engine's recovery finalises the
     /// interrupted notifications.
     ///
     /// For each record whose leader still runs with the recorded start time (so its pid was not reused),

@@ -47,14 +47,25 @@ final class ProcessRegistry: Sendable {
     private let state = Mutex(State())
     /// Where spawns register their groups (nil: no guardian).
     let guardian: ProcessGuardian?
+    /// The ledger file, opened by ``openLedger()``.
+    let ledgerPath: String
 
     /// - Parameters:
-    ///   - ledgerPath: The ledger file (created, emptied; its parent must exist).
+    ///   - ledgerPath: The ledger file (created and emptied by ``openLedger()``).
     ///   - guardian: The guardian to use (``ProcessGuardian/shared`` in the runtime; nil for none).
     init(ledgerPath: String, guardian: ProcessGuardian?) {
         self.guardian = guardian
-        let fd = open(ledgerPath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        state.withLock { $0.ledger = fd }
+        self.ledgerPath = ledgerPath
+    }
+
+    /// Creates (or empties) the ledger file and records into it from now on; its parent must exist. Before
+    /// this, and when the file cannot be opened, processes are registered without a record. Does nothing
+    /// once the ledger is open.
+    func openLedger() {
+        state.withLock { state in
+            guard state.ledger < 0 else { return }
+            state.ledger = open(ledgerPath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        }
     }
 
     deinit {

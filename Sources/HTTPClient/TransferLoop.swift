@@ -65,9 +65,7 @@ final class TransferLoop: Sendable {
         }
         guard let id else { return nil }
         if startThread {
-            let thread = Thread { [self] in run() }
-            thread.name = configuration.threadName
-            thread.start()
+            Thread { [self] in run() }.start()
         }
         multi.wakeup()
         return id
@@ -101,6 +99,8 @@ final class TransferLoop: Sendable {
     // MARK: - The transfer thread
 
     private func run() {
+        // The kernel's name (/proc, `top -H`): Foundation's `Thread.name` does not reach it on Linux.
+        CurrentThread.setName(configuration.threadName)
         CurrentThread.setNiceness(configuration.niceness)
         var active: [UInt64: Active] = [:]
         while true {

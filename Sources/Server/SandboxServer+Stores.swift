@@ -1,11 +1,12 @@
-// APNs Sandbox — opening the two database files: the integrity check, recovery, size limit, readiness.
+// APNs Sandbox — the two database files: building them, opening them at start (the integrity check,
+// moving a damaged file aside, the size limit), and their readiness.
 import Foundation
 import Store
 import Support
 
 extension SandboxServer {
     /// One of the two database files: the main store or the webhook outbox.
-    struct StoreFile {
+    struct StoreFile: Sendable {
         /// How log lines and `/readyz` name it (`store`, `webhook outbox`).
         let role: String
         let path: String
@@ -15,23 +16,26 @@ extension SandboxServer {
         var maxSizeBytes: Int64 = 0
     }
 
-    /// Opens `file` with the configured start-time integrity check (`storage.integrityCheck`,
-    /// `storage.integrityCheckSeconds`) and logs what the check found.
+    /// The store for `file`, not opened yet (``open(_:as:settings:logger:)`` opens it when the server starts).
+    /// - Throws: ``StoreError`` for a path the store cannot use.
+    static func makeStore(_ file: StoreFile, settings: StorageSettings) throws -> SQLiteStore {
+        try SQLiteStore(
+            path: file.path, synchronous: file.synchronous, writerNiceness: file.writerNiceness,
+            integrityCheck: settings.integrity, maxSizeBytes: file.maxSizeBytes, opensImmediately: false)
+    }
+
+    /// Opens `store` (the database `file`) with the configured start-time integrity check
+    /// (`storage.integrityCheck`, `storage.integrityCheckSeconds`) and logs what the check found.
     ///
     /// A damaged file (the check found problems, or SQLite calls it corrupt or not a database) is
     /// never served: with `storage.onCorruption` `refuse` this throws one error naming the file,
     /// quoting the findings and saying how to recover; with `moveAside` it renames the file (and its
     /// -wal, -shm) to `<name>.corrupt-<UTC time>`, logs that loudly, and opens a new empty store.
+    /// A failed open leaves no writer thread behind.
     /// - Throws: ``ConfigurationError`` for a damaged file (`refuse`), else the store's error.
-    static func openStore(_ file: StoreFile, settings: StorageSettings, logger: Logger) throws -> SQLiteStore {
-        func open() throws -> SQLiteStore {
-            try SQLiteStore(
-                path: file.path, synchronous: file.synchronous, writerNiceness: file.writerNiceness,
-                integrityCheck: settings.integrity, maxSizeBytes: file.maxSizeBytes)
-        }
-        let store: SQLiteStore
+    static func open(_ store: SQLiteStore, as file: StoreFile, settings: StorageSettings, logger: Logger) throws {
         do {
-            store = try open()
+            try store.open()
         } catch let error as StoreError where error.isCorruption {
             guard settings.onCorruption == .moveAside else {
                 let name = (file.path as NSString).lastPathComponent
@@ -47,10 +51,16 @@ extension SandboxServer {
                 "DAMAGED \(file.role.uppercased()) MOVED ASIDE: starting with an empty \(file.role); "
                     + "what the damaged file held is not served (storage.onCorruption = moveAside)",
                 [("file", file.path), ("moved.to", moved), ("found", error.message)])
-            store = try open()
+            try store.open()
         }
         log(store.openingReport, of: file, settings: settings, logger: logger)
-        return store
+    }
+
+    /// A service that opens `store` (``open(_:as:settings:logger:)``) and closes it.
+    static func service(for store: SQLiteStore, as file: StoreFile, settings: StorageSettings, logger: Logger) -> ServiceStep {
+        ServiceStep(
+            file.role, start: { try open(store, as: file, settings: settings, logger: logger) },
+            stop: { store.close() })
     }
 
     private static func log(_ report: SQLiteStore.OpeningReport, of file: StoreFile, settings: StorageSettings, logger: Logger) {

@@ -1,4 +1,4 @@
-// APNs Sandbox — wiring: configuration → certificates → routes → listeners, and shutdown.
+// APNs Sandbox — wiring: configuration → certificates → routes → services; start and shutdown.
 import APNsProtocol
 import Crypto
 import ExtensionRuntime
@@ -7,14 +7,23 @@ import HTTP
 import Sandbox
 import Store
 import Support
-import Synchronization
 import Transport
 import Webhooks
 
-/// The running sandbox: event loops, listeners and routes built from a `SandboxConfiguration`.
+/// The sandbox: stores, delivery, extensions, webhooks, event loops, listeners and routes built from a
+/// `SandboxConfiguration`.
 ///
-/// `start()` binds every listener (port 0 picks a free port; `listeners` tells which) and returns
-/// at once; `shutdown()` drains gracefully and stops the loops. Used by the CLI and by tests.
+/// ### Lifecycle
+/// `init` validates the configuration, takes the data directory's lock (first: a second server on the
+/// directory is refused before it touches anything), makes the certificates, reads the provider keys and
+/// the admin token, and builds every other part as a value: no store is open and no thread, armed timer or
+/// socket exists yet (the lock's descriptor and the extension runtime's wake-up pipe are the descriptors it
+/// holds). `start()` runs the ``ServiceGroup`` of SandboxServer+Services.swift: it opens the stores, seeds
+/// them from the configuration, recovers interrupted deliveries, starts the timers and threads, binds every
+/// listener (port 0 picks a free port; `listeners` tells which) and returns. When one of those steps
+/// fails, what started before it is stopped again in reverse order (the lock is given up too) and the
+/// error comes out of `start()`. `shutdown()` stops everything in reverse order: readiness, event streams,
+/// a graceful drain, then the loops and the rest. Used by the CLI and by tests.
 public final class SandboxServer: Sendable {
     public let configuration: SandboxConfiguration
     public let logger: Logger
@@ -25,7 +34,7 @@ public final class SandboxServer: Sendable {
     public let registry: DeviceRegistry
     /// Every push the endpoint received (accepted or rejected), newest first, in memory.
     public let pushes: RecentPushes
-    /// Durable notifications, devices and apps.
+    /// Durable notifications, devices and apps (open from `start()` until `shutdown()`).
     public let store: SQLiteStore
     /// The webhook outbox: subscriptions and deliveries (`webhooks.sqlite` in the data directory).
     public let outbox: SQLiteStore
@@ -37,24 +46,33 @@ public final class SandboxServer: Sendable {
     /// Delivers events to webhook subscriptions.
     public let webhooks: WebhookDispatcher
     let eventHub: EventStreamHub
-    private let webhookSender: CurlWebhookSender
-    private let clock: SystemClock
-    /// Held from the start of `init` until the end of `shutdown()` (or until the object goes).
+    /// Time and timers of delivery, extensions and retention.
+    let clock: SystemClock
+    /// Held from the start of `init` until the end of `shutdown()` or of a failed `start()` (or until the
+    /// object goes).
     private let directoryLock: DataDirectoryLock
-    private let retention: Retention
-    private let group: EventLoopGroup
-    private let server: TCPServer
-    private let pipeline: HTTPPipeline
+    let retention: Retention
+    private let network: NetworkServices
+    /// Everything `start()` starts, in order.
+    let services: ServiceGroup
 
+    /// Builds the server; nothing runs until ``start()``.
+    /// - Throws: ``ConfigurationError`` for an invalid configuration, a data directory in use by another
+    ///   server, unreadable certificates or provider keys, an unusable admin token; the certificate
+    ///   authority's errors. The lock is given up again.
     public init(configuration: SandboxConfiguration, logger: Logger) throws {
         try configuration.validate()
         self.configuration = configuration
         self.logger = logger
         let dataDirectory = configuration.dataDirectory
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
-        // First, before anything that cleans up after an earlier run (extension processes, recovery): a
-        // second server on this directory would undo the work of the one running.
-        directoryLock = try DataDirectoryLock(directory: dataDirectory)
+        // First, before anything that writes to the directory (certificates, the admin token) or cleans up
+        // after an earlier run at start (extension processes, recovery): a second server on this directory
+        // would undo the work of the one running.
+        let directoryLock = try DataDirectoryLock(directory: dataDirectory)
+        self.directoryLock = directoryLock
+        var isBuilt = false
+        defer { if !isBuilt { directoryLock.release() } }
 
         let generated = try CertificateAuthority.ensureServerCertificate(
             in: dataDirectory, extraNames: configuration.tls.extraNames)
@@ -75,16 +93,25 @@ public final class SandboxServer: Sendable {
         }
 
         let settings = configuration.apns
-        let storePath = configuration.storage.file.hasPrefix("/")
-            ? configuration.storage.file : dataDirectory + "/" + configuration.storage.file
         let storage = configuration.storage
-        let store = try Self.openStore(
-            StoreFile(
-                role: "store", path: storePath, synchronous: storage.synchronous.sqlite,
-                maxSizeBytes: storage.maxSizeBytes),
-            settings: storage, logger: logger)
-        Self.logHealthChanges(of: store, role: "store", logger: logger)
+        let storeFile = StoreFile(
+            role: "store",
+            path: storage.file.hasPrefix("/") ? storage.file : dataDirectory + "/" + storage.file,
+            synchronous: storage.synchronous.sqlite, maxSizeBytes: storage.maxSizeBytes)
+        let store = try Self.makeStore(storeFile, settings: storage)
+        Self.logHealthChanges(of: store, role: storeFile.role, logger: logger)
         self.store = store
+        // The webhook outbox has a database file and a writer thread of its own, so its writes never
+        // queue with pushes' commits. `normal` sync is enough: the events it is fed from are in the main
+        // store (committed with their pushes), and a cursor or result lost with the machine's power is
+        // fanned out or attempted again (at least once). The file has the main store's schema; only its
+        // webhook tables are used.
+        let outboxFile = StoreFile(
+            role: "webhook outbox", path: dataDirectory + "/" + Self.outboxFile, synchronous: .normal,
+            writerNiceness: WebhookDispatcher.niceness)
+        let outbox = try Self.makeStore(outboxFile, settings: storage)
+        Self.logHealthChanges(of: outbox, role: outboxFile.role, logger: logger)
+        self.outbox = outbox
         let clock = SystemClock()
         self.clock = clock
         let waiters = NotificationWaiters()
@@ -95,23 +122,9 @@ public final class SandboxServer: Sendable {
                 maxStreamsPerClient: configuration.limits.maxEventStreamsPerClient),
             logger: logger.with("component", "events"))
         self.eventHub = eventHub
-        let webhookSettings = configuration.webhooks.settings
-        // The webhook outbox has a database file and a writer thread of its own, so its writes never
-        // queue with pushes' commits. `normal` sync is enough: the events it is fed from are in the main
-        // store (committed with their pushes), and a cursor or result lost with the machine's power is
-        // fanned out or attempted again (at least once). The file has the main store's schema; only its
-        // webhook tables are used.
-        let outbox = try Self.openStore(
-            StoreFile(
-                role: "webhook outbox", path: dataDirectory + "/" + Self.outboxFile, synchronous: .normal,
-                writerNiceness: WebhookDispatcher.niceness),
-            settings: storage, logger: logger)
-        Self.logHealthChanges(of: outbox, role: "webhook outbox", logger: logger)
-        self.outbox = outbox
         let webhookSender = CurlWebhookSender()
-        self.webhookSender = webhookSender
         let webhooks = WebhookDispatcher(
-            settings: webhookSettings, repository: outbox, eventLog: store, sender: webhookSender,
+            settings: configuration.webhooks.settings, repository: outbox, eventLog: store, sender: webhookSender,
             clock: clock, logger: logger.with("component", "webhooks"))
         self.webhooks = webhooks
         // Before anything logs events (recovery, seeding): every committed event reaches both.
@@ -119,13 +132,6 @@ public final class SandboxServer: Sendable {
             eventHub.publish(events)
             if let last = events.last { webhooks.eventsCommitted(upTo: last.id) }
         }
-        let rewound = try outbox.clampSubscriptionCursors(to: store.latestEventID())
-        if rewound > 0 {
-            logger.warning(
-                "webhook subscriptions were ahead of the event log (the store is new or was replaced); they go on from its newest event",
-                [("subscriptions", "\(rewound)")])
-        }
-        try ConfigurationSeed.applyWebhooks(configuration.webhooks, outbox: outbox, eventLog: store, clock: clock)
         let recorder = EventRecorder(log: store, logger: logger.with("component", "events"))
         var deliveryConfiguration = DeliveryEngine.Configuration()
         deliveryConfiguration.lowPriorityDelayMilliseconds = configuration.delivery.lowPriorityDelayMilliseconds.milliseconds
@@ -145,19 +151,22 @@ public final class SandboxServer: Sendable {
             serviceExtensionRunner: extensions, onChange: { waiters.notify($0) })
         self.engine = engine
 
-        registry = DeviceRegistry(unknownTokenPolicy: settings.unknownDeviceTokens)
+        let registry = DeviceRegistry(unknownTokenPolicy: settings.unknownDeviceTokens)
+        self.registry = registry
         let devices = DeviceService(
             registry: registry, devices: store, engine: engine, clock: clock, events: recorder,
             logger: logger.with("component", "devices"))
-        try ConfigurationSeed.apply(configuration, devices: devices, store: store, logger: logger)
-        registry.onAutoRegister { device in devices.autoRegistered(device) }
-        // After `extensions` was created: it killed what a previous run's extensions left, and the
-        // notifications they were running are finalised here (original-crash), not run again.
-        try engine.recover()
-        retention = Retention(
-            store: store, outbox: outbox, clock: clock, settings: configuration.storage, events: configuration.events,
-            webhooks: webhookSettings, attachmentsDirectory: dataDirectory + "/attachments", logger: logger)
-        pushes = RecentPushes(capacity: settings.recentPushCapacity)
+        let attachments = AttachmentSweeper(
+            root: dataDirectory + "/attachments", layout: .attachmentStore, logger: logger
+        ) { apnsID, deviceToken in
+            try store.containsNotification(apnsID: apnsID, deviceToken: deviceToken)
+        }
+        let retention = Retention(
+            store: store, outbox: outbox, clock: clock, settings: Retention.Settings(configuration),
+            attachments: attachments, logger: logger)
+        self.retention = retention
+        let pushes = RecentPushes(capacity: settings.recentPushCapacity)
+        self.pushes = pushes
         let keys = try ProviderKeyStore(teams: configuration.teams, baseDirectory: configuration.baseDirectory)
         Self.warnAboutPublicKeys(configuration, logger: logger)
         var listenerEnvironments: [String: APNsEnvironment] = [:]
@@ -175,7 +184,6 @@ public final class SandboxServer: Sendable {
         HealthRoutes.register(on: &router, state: state, caCertificatePEM: Array(caPEM))
         PushLogRoutes.register(on: &router, pushes: pushes)
         CredentialRoutes.register(on: &router, dataDirectory: dataDirectory)
-        let attachments = retention.attachments
         NotificationRoutes(notifications: store, waiters: waiters, dataDirectory: dataDirectory,
                            onDelete: { removed in attachments.removed(removed) }).register(on: &router)
         DeviceRoutes(service: devices).register(on: &router)
@@ -202,8 +210,6 @@ public final class SandboxServer: Sendable {
         let access = try AdminAccessPolicy.make(configuration: configuration, logger: logger.with("component", "admin"))
         let pipeline = HTTPPipeline(
             responder: AdminGuard(policy: access, next: router), options: options, logger: logger.with("component", "http"))
-        self.pipeline = pipeline
-        group = try EventLoopGroup(count: configuration.eventLoops)
         var serverConfiguration = TCPServer.Configuration(
             listeners: configuration.listeners.map {
                 ListenerConfiguration(name: $0.name, host: $0.host, port: $0.port, tls: $0.tls ? tlsContext : nil)
@@ -212,11 +218,23 @@ public final class SandboxServer: Sendable {
         serverConfiguration.maxConnectionsPerClient = configuration.limits.maxConnectionsPerClient
         serverConfiguration.connectionLimits.handshakeTimeout = configuration.limits.requestTimeoutSeconds.nanoseconds
         serverConfiguration.connectionLimits.writeStallTimeout = options.sendTimeout
-        server = TCPServer(
-            configuration: serverConfiguration, loops: group.loops, factory: HTTPConnectionFactory(pipeline: pipeline),
+        let network = NetworkServices(
+            configuration: serverConfiguration, loopCount: configuration.eventLoops,
+            factory: HTTPConnectionFactory(pipeline: pipeline),
+            gracePeriodNanoseconds: configuration.limits.shutdownGraceSeconds.nanoseconds,
             logger: logger.with("component", "transport"))
-        state.addReadinessCheck(Self.readinessReason(of: store, role: "store"))
-        state.addReadinessCheck(Self.readinessReason(of: outbox, role: "webhook outbox"))
+        self.network = network
+        state.addReadinessCheck(Self.readinessReason(of: store, role: storeFile.role))
+        state.addReadinessCheck(Self.readinessReason(of: outbox, role: outboxFile.role))
+
+        services = Self.services(
+            Parts(
+                configuration: configuration, logger: logger, clock: clock, state: state, directoryLock: directoryLock,
+                store: store, storeFile: storeFile, outbox: outbox, outboxFile: outboxFile,
+                attachments: attachments, extensions: extensions, registry: registry, devices: devices,
+                engine: engine, eventHub: eventHub, retention: retention, webhookSender: webhookSender,
+                webhooks: webhooks, pipeline: pipeline, network: network))
+        isBuilt = true
     }
 
     /// Key IDs whose private key is published (the repository's demo key): whoever reaches the provider
@@ -277,17 +295,20 @@ public final class SandboxServer: Sendable {
         return options
     }
 
-    /// Binds the listeners and starts serving.
+    /// Starts every service in order (SandboxServer+Services.swift): opens the stores, seeds them, recovers,
+    /// starts the timers and threads, and binds the listeners; returns once they listen.
+    /// - Returns: The bound listeners.
+    /// - Throws: The error of the step that failed, after everything started before it was stopped again
+    ///   and the data directory's lock was given up: no thread, timer or socket of this server is left.
+    ///   A server starts once.
     @discardableResult
     public func start() throws -> [BoundListener] {
-        try webhooks.start()
-        let bound = try server.start()
-        state.setReady(true)
-        return bound
+        try services.start()
+        return listeners
     }
 
     /// The bound listeners (after `start`).
-    public var listeners: [BoundListener] { server.listeners }
+    public var listeners: [BoundListener] { network.boundListeners }
 
     /// The port of the first listener with the given TLS-ness.
     public func port(tls: Bool) -> Int? {
@@ -295,95 +316,15 @@ public final class SandboxServer: Sendable {
     }
 
     /// Stops accepting, lets in-flight requests finish (up to the configured grace period),
-    /// closes every connection and stops the event loops. Blocks; never call it on a loop.
+    /// closes every connection and stops the event loops, then everything else, in the reverse order of
+    /// the start. Blocks; never call it on a loop. Idempotent; a server never started gives up its lock.
     public func shutdown() {
-        state.setReady(false)
-        // Open event streams would hold the graceful drain until its deadline: end them first.
-        eventHub.close()
-        server.shutdown(gracePeriodNanoseconds: configuration.limits.shutdownGraceSeconds.nanoseconds)
-        group.shutdown()
-        pipeline.shutdown()
-        webhooks.shutdown()
-        webhookSender.shutdown()
-        retention.stop()
-        outbox.close()
-        extensions.shutdown()
-        // Queued file removals still ask the store; retries after this point are dropped.
-        retention.attachments.stop()
-        store.close()
+        services.stop()
         directoryLock.release()
     }
 
-    public var openConnections: Int { server.openConnections }
+    public var openConnections: Int { network.openConnections }
 }
 
 /// The delivery engine takes accepted pushes for the provider endpoint.
 extension DeliveryEngine: AcceptedPushReceiver {}
-
-/// Prunes old notification records, events and finished webhook deliveries once a minute
-/// (storage.maxRecords/maxAgeDays, events.maxEvents/maxAgeHours, webhooks.deliveryRetentionDays).
-final class Retention: Sendable {
-    private let task: Mutex<ScheduledTask?> = Mutex(nil)
-    private let stopped = Atomic<Bool>(false)
-    private let store: SQLiteStore
-    private let outbox: SQLiteStore
-    private let clock: any SandboxClock
-    private let settings: StorageSettings
-    private let events: EventSettings
-    private let webhooks: WebhookSettings
-    private let logger: Logger
-    /// Removes the attachment files of pruned records (and, through the API routes, of deleted ones).
-    let attachments: AttachmentSweeper
-
-    init(
-        store: SQLiteStore, outbox: SQLiteStore, clock: any SandboxClock, settings: StorageSettings, events: EventSettings,
-        webhooks: WebhookSettings, attachmentsDirectory: String, logger: Logger
-    ) {
-        self.attachments = AttachmentSweeper(root: attachmentsDirectory, logger: logger) { apnsID, deviceToken in
-            try store.containsNotification(apnsID: apnsID, deviceToken: deviceToken)
-        }
-        self.store = store
-        self.outbox = outbox
-        self.clock = clock
-        self.settings = settings
-        self.events = events
-        self.webhooks = webhooks
-        self.logger = logger
-        schedule()
-    }
-
-    private func schedule() {
-        guard !stopped.load(ordering: .relaxed) else { return }
-        let next = clock.schedule(afterMilliseconds: 60_000) { [self] in
-            prune()
-            schedule()
-        }
-        task.withLock { $0 = next }
-    }
-
-    /// One pass over the three logs.
-    func prune() {
-        let now = clock.nowMilliseconds
-        do {
-            let attachments = self.attachments
-            let pruned = try store.prune(
-                keepingAtMost: settings.maxRecords, receivedBefore: now - settings.maxAgeDays.milliseconds,
-                removed: { attachments.removed($0) })
-            let count = pruned.expired + pruned.overflow
-            if count > 0 { logger.info("pruned notification records", [("count", "\(count)")]) }
-            // Events a webhook subscription has not been fed yet stay, whatever their age.
-            let floor = try outbox.subscriptions().map(\.cursor).min() ?? .max
-            let events = try store.pruneEvents(
-                maxEvents: events.maxEvents, olderThan: now - events.maxAgeHours.milliseconds, keepingAbove: floor)
-            if events > 0 { logger.info("pruned events", [("count", "\(events)")]) }
-            try outbox.pruneDeliveries(finishedBefore: now - webhooks.deliveryRetentionMilliseconds)
-        } catch {
-            logger.warning("pruning failed", [("error", "\(error)")])
-        }
-    }
-
-    func stop() {
-        stopped.store(true, ordering: .relaxed)
-        task.withLock { $0?.cancel() }
-    }
-}

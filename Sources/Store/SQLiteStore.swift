@@ -19,20 +19,22 @@ import Synchronization
 ///   writer commits, and every read sees all commits whose completions have run.
 ///
 /// ### Lifecycle
-/// ``init(path:synchronous:writerNiceness:integrityCheck:maxSizeBytes:)`` opens (creating with mode
-/// 0600), checks (``IntegrityCheck``) and migrates the file, and fails with a ``StoreError`` for an
-/// unreadable file, and with code `corrupt` for a damaged or non-SQLite one (left as it was; see
-/// ``moveAside(path:now:)``). ``close()`` refuses new work, lets the writer finish everything
-/// queued, and closes both connections; afterwards saves complete with `closed` at once and other
-/// calls throw it. `deinit` closes an open store.
+/// ``open()`` starts the writer thread, opens (creating with mode 0600), checks (``IntegrityCheck``)
+/// and migrates the file, and fails with a ``StoreError`` for an unreadable file, and with code
+/// `corrupt` for a damaged or non-SQLite one (left as it was; see ``moveAside(path:now:)``); a store
+/// whose open failed has no thread and may be opened again. The initializer opens at once unless told
+/// not to (`opensImmediately: false`: the server builds its stores first and opens them when it starts);
+/// until then reads and writes fail with code `closed`. ``close()`` refuses new work, lets the writer
+/// finish everything queued, and closes both connections; afterwards saves complete with `closed` at
+/// once and other calls throw it. `deinit` closes an open store.
 ///
 /// ### Health
 /// ``health`` says whether writes commit and whether damage was seen, from every read and write (a
 /// damaged page is an error, never an empty result); ``observeHealth(_:)`` tells its changes.
 ///
-/// The type is `Sendable` without `@unchecked`: its own state is the read connection behind a
-/// `Mutex` and the ``WriteQueue`` (which documents its lock); the write connection never leaves
-/// the writer thread.
+/// The type is `Sendable` without `@unchecked`: its own state is the read connection and what
+/// opening found, each behind a `Mutex`, and the ``WriteQueue`` (which documents its lock); the write
+/// connection never leaves the writer thread.
 public final class SQLiteStore: NotificationRepository, DeviceRepository {
     /// SQLite's `PRAGMA synchronous` for the write connection.
     public enum Synchronous: String, Sendable {
@@ -49,18 +51,32 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
 
     /// The database file.
     public let path: String
-    /// What opening the file found: the integrity check's report and the file's size.
-    public let openingReport: OpeningReport
     let queue: WriteQueue
     let healthMonitor = StoreHealthMonitor()
-    private let writerFinished: Latch<Void>
+    private let writerSettings: StoreWriter.Settings
+    /// Set by a successful ``open()``.
+    private let opened = Mutex<Opened?>(nil)
     private let reader: Mutex<SQLiteConnection?>
     /// Devices and apps by key, as last written or read (nil = known to be absent): the delivery
     /// engine reads them for every push, which must not cost a query each time.
     let deviceCache = RecordCache<DeviceRecord>()
     let appCache = RecordCache<AppRecord>()
 
-    /// What ``SQLiteStore/init(path:synchronous:writerNiceness:integrityCheck:maxSizeBytes:)`` found.
+    private struct Opened: Sendable {
+        let writerFinished: Latch<Void>
+        let report: OpeningReport
+    }
+
+    /// What ``open()`` found: the integrity check's report and the file's size. Only after a
+    /// successful ``open()`` (a precondition).
+    public var openingReport: OpeningReport {
+        guard let report = opened.withLock({ $0?.report }) else {
+            preconditionFailure("SQLiteStore.openingReport read before the store was opened: \(path)")
+        }
+        return report
+    }
+
+    /// What ``open()`` found.
     public struct OpeningReport: Sendable, Equatable {
         public let integrity: IntegrityReport
         /// SQLite's page size, in bytes.
@@ -87,7 +103,7 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
         }
     }
 
-    /// Opens or creates the database at `path`, checks it, and brings its schema up to date.
+    /// A store for the database at `path`, opened at once (``open()``) unless `opensImmediately` is false.
     /// - Parameters:
     ///   - path: A file path (not `:memory:`; the store uses two connections to one file).
     ///   - synchronous: Durability of each commit; `.full` by default.
@@ -96,35 +112,59 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
     ///     without time limit by default).
     ///   - maxSizeBytes: The most the database file may grow to (`PRAGMA max_page_count`); writes that
     ///     would need more fail with `SQLITE_FULL` ("database or disk is full"). 0 = no limit.
-    /// - Throws: ``StoreError`` when the file cannot be opened, is damaged (code `corrupt`: the check
-    ///   found problems, or the file is not an SQLite database), or has a newer schema than this build knows.
+    ///   - opensImmediately: Whether to ``open()`` now; when false, nothing is opened or started until
+    ///     ``open()`` is called.
+    /// - Throws: ``StoreError`` with code `invalidPath` for a path the store cannot use, and ``open()``'s errors.
     public init(
         path: String, synchronous: Synchronous = .full, writerNiceness: Int32 = 0,
-        integrityCheck: IntegrityCheck = IntegrityCheck(), maxSizeBytes: Int64 = 0
+        integrityCheck: IntegrityCheck = IntegrityCheck(), maxSizeBytes: Int64 = 0, opensImmediately: Bool = true
     ) throws {
         guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else {
             throw StoreError.invalidPath(path)
         }
-        Self.createPrivately(path)
         self.path = path
-        let queue = WriteQueue(maxQueuedRecords: Self.maxQueuedRecords)
-        let settings = StoreWriter.Settings(
+        queue = WriteQueue(maxQueuedRecords: Self.maxQueuedRecords)
+        writerSettings = StoreWriter.Settings(
             synchronous: synchronous, maxBatchRecords: Self.maxBatchRecords, niceness: writerNiceness,
             integrityCheck: integrityCheck, maxSizeBytes: maxSizeBytes)
-        let (finished, report) = try StoreWriter.start(path: path, settings: settings, queue: queue, health: healthMonitor)
-        let reader: SQLiteConnection
-        do {
-            reader = try SQLiteConnection(path: path, readOnly: true)
-            try reader.execute("PRAGMA foreign_keys = ON")
-        } catch {
-            queue.close()
-            finished.wait()
-            throw error
+        reader = Mutex(nil)
+        if opensImmediately {
+            try open()
         }
-        self.queue = queue
-        self.writerFinished = finished
-        self.reader = Mutex(reader)
-        self.openingReport = report
+    }
+
+    /// Opens or creates the database file, checks it, brings its schema up to date and starts the writer
+    /// thread; from then on the store reads and writes. Returns at once when the store is open already
+    /// (and not closed).
+    ///
+    /// Call it from one thread, and not while ``close()`` runs.
+    /// - Throws: ``StoreError`` when the file cannot be opened, is damaged (code `corrupt`: the check
+    ///   found problems, or the file is not an SQLite database), or has a newer schema than this build
+    ///   knows; code `closed` after ``close()``. The writer thread has then ended; after a failure of the
+    ///   file (not of the read connection, which closes the store) it may be opened again, after the file
+    ///   was moved aside, say.
+    public func open() throws {
+        try opened.withLock { opened in
+            guard !queue.isClosed else { throw StoreError.closed() }
+            guard opened == nil else { return }
+            Self.createPrivately(path)
+            let (finished, report) = try StoreWriter.start(
+                path: path, settings: writerSettings, queue: queue, health: healthMonitor)
+            do {
+                // Made inside the lock: the connection never exists outside the reader's `Mutex`.
+                try reader.withLock { reader in
+                    let connection = try SQLiteConnection(path: path, readOnly: true)
+                    try connection.execute("PRAGMA foreign_keys = ON")
+                    reader = connection
+                }
+            } catch {
+                queue.close()
+                finished.wait()
+                throw error
+            }
+            opened = Opened(writerFinished: finished, report: report)
+            queue.open()
+        }
     }
 
     deinit {
@@ -171,7 +211,8 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
         queue.close()
         // The last reference may be dropped by a completion, running deinit on the writer thread.
         guard !queue.isOnWriterThread else { return }
-        writerFinished.wait()
+        // Nil when the store was never opened: no writer thread to wait for.
+        opened.withLock { $0?.writerFinished }?.wait()
     }
 
     // MARK: Plumbing for the repository methods
@@ -181,7 +222,7 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
     func read<Value: Sendable>(_ body: (SQLiteConnection) throws -> Value) throws -> Value {
         do {
             return try reader.withLock { connection in
-                guard let connection else { throw StoreError.closed() }
+                guard let connection else { throw queue.isOpened ? StoreError.closed() : StoreError.notOpen() }
                 return try body(connection)
             }
         } catch {

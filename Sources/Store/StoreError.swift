@@ -15,7 +15,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 
         /// SQLite returned an error; ``StoreError/resultCode`` holds its (extended) result code.
         public static let sqlite = Code(.sqlite)
-        /// The store was closed before (or while) the operation was submitted.
+        /// The store was closed before (or while) the operation was submitted, or was not opened yet.
         public static let closed = Code(.closed)
         /// Too many saves are waiting for the writer thread.
         public static let overloaded = Code(.overloaded)
@@ -107,6 +107,10 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 
     static func closed(file: String = #fileID, line: Int = #line) -> StoreError {
         StoreError(code: .closed, message: "the store is closed", file: file, line: line)
+    }
+
+    static func notOpen(file: String = #fileID, line: Int = #line) -> StoreError {
+        StoreError(code: .closed, message: "the store is not open yet", file: file, line: line)
     }
 
     static func overloaded(queued: Int, file: String = #fileID, line: Int = #line) -> StoreError {

@@ -81,6 +81,8 @@ final class StoreWriter {
         let finished = Latch<Void>()
         let thread = Thread {
             queue.writerThread.store(UInt(pthread_self()), ordering: .relaxed)
+            // The kernel's name (/proc, `top -H`): Foundation's `Thread.name` does not reach it on Linux.
+            CurrentThread.setName("store-writer")
             if settings.niceness != 0 { CurrentThread.setNiceness(settings.niceness) }
             defer {
                 // pthread IDs are reused: forget ours before another thread can get it.

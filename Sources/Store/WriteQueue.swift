@@ -63,6 +63,8 @@ final class WriteQueue: @unchecked Sendable {
         /// An empty array with capacity, swapped in when the writer takes `items`.
         var spare: [WriteItem] = []
         var queuedRecords = 0
+        /// Set once the store is open (``open()``): until then items are refused.
+        var isOpened = false
         var isClosed = false
         var isWriterWaiting = false
         /// ``wakeWriter()`` was called: the writer's next (or current) wait returns at once.
@@ -96,9 +98,10 @@ final class WriteQueue: @unchecked Sendable {
 
     /// Appends `item`. Returns the error to report instead when the queue is closed or full.
     func enqueue(_ item: WriteItem, records: Int = 0) -> StoreError? {
-        enum Outcome { case queued, closed, overloaded(Int) }
+        enum Outcome { case queued, notOpen, closed, overloaded(Int) }
         let outcome = locked { state -> Outcome in
             guard !state.isClosed else { return .closed }
+            guard state.isOpened else { return .notOpen }
             if records > 0, state.queuedRecords > 0, state.queuedRecords + records > maxQueuedRecords {
                 return .overloaded(state.queuedRecords)
             }
@@ -112,10 +115,19 @@ final class WriteQueue: @unchecked Sendable {
         }
         switch outcome {
         case .queued: return nil
+        case .notOpen: return .notOpen()
         case .closed: return .closed()
         case .overloaded(let queued): return .overloaded(queued: queued)
         }
     }
+
+    /// Accepts items from now on (the writer thread runs), until ``close()``.
+    func open() {
+        locked { $0.isOpened = true }
+    }
+
+    /// Whether ``open()`` was called.
+    var isOpened: Bool { locked { $0.isOpened } }
 
     /// Refuses new items from now on; the writer drains what is queued and then stops.
     func close() {

@@ -17,7 +17,7 @@ public final class CurlWebhookSender: WebhookSending {
     ///   - caFile: A PEM file of the CAs receivers' certificates are verified against; nil: the system's.
     public init(niceness: Int32 = WebhookDispatcher.niceness, caFile: String? = nil) {
         client = HTTPClient(configuration: HTTPClient.Configuration(
-            threadName: "webhook-transfers", niceness: niceness, caFile: caFile))
+            threadName: "webhook-http", niceness: niceness, caFile: caFile))
     }
 
     public func post(

@@ -100,7 +100,7 @@ import Testing
     }
 
     /// The runtime cleans up before anything else: a previous run's ledger in the data directory has its
-    /// live groups killed when the runtime is created, and a fresh, empty ledger replaces it.
+    /// live groups killed when the runtime starts, and a fresh, empty ledger replaces it.
     @Test func runtimeKillsLeftoversWhenItStarts() throws {
         let data = try TemporaryDirectory()
         let instances = data.path + "/instances"
@@ -114,6 +114,7 @@ import Testing
 
         let runtime = ExtensionRuntime(configuration: RuntimeConfiguration(dataDirectory: data.path),
                                        clock: SystemClock(), logger: Logger(label: "test", level: .error))
+        runtime.start()
         #expect(ProcessTesting.reap(shell.pid, within: 5) == .signaled(SIGKILL))
         #expect(waitUntil { ProcessTesting.isDead(sleeper.pid, startedAt: sleeper.start) })
         #expect(ProcessRegistry.readLedger(instances + "/" + ExtensionRuntime.ledgerName).isEmpty)

@@ -3,6 +3,7 @@ import ExtensionRuntime
 import Foundation
 import Sandbox
 @testable import Server
+import Store
 import Support
 import Testing
 
@@ -44,7 +45,7 @@ import Testing
             folder("long-id", String(repeating: "c", count: 158) + "dd") + "/f.png",  // removed, long token
         ])
         let live: Set<NotificationKey> = [key("reused", Self.tokenA), key("long-id", Self.longToken)]
-        let sweeper = AttachmentSweeper(root: root, logger: Self.logger) { apnsID, token in
+        let sweeper = AttachmentSweeper(root: root, layout: .attachmentStore, logger: Self.logger) { apnsID, token in
             token.map { live.contains(NotificationKey(apnsID: apnsID, deviceToken: $0)) } ?? live.contains { $0.apnsID == apnsID }
         }
         let later = Date().addingTimeInterval(AttachmentSweeper.recentSeconds + 60)
@@ -74,12 +75,12 @@ import Testing
         let path = AttachmentFolders.folder(apnsID: "id", deviceToken: Self.tokenA)
         let other = AttachmentFolders.folder(apnsID: "id2", deviceToken: Self.tokenA)
         try makeFiles(root, [path + "/a.png", other + "/b.png"])
-        let gone = AttachmentSweeper(root: root, logger: Self.logger) { _, _ in false }
+        let gone = AttachmentSweeper(root: root, layout: .attachmentStore, logger: Self.logger) { _, _ in false }
         let recent = gone.sweep([key("id", Self.tokenA)], now: Date())
         #expect(recent.removed == 0 && recent.recent == [key("id", Self.tokenA)])
         #expect(FileManager.default.fileExists(atPath: root + "/" + path + "/a.png"))
 
-        let failing = AttachmentSweeper(root: root, logger: Self.logger) { _, _ in throw StoreDown() }
+        let failing = AttachmentSweeper(root: root, layout: .attachmentStore, logger: Self.logger) { _, _ in throw StoreDown() }
         let failed = failing.sweep([key("id", Self.tokenA), key("id2", Self.tokenA)], now: Date().addingTimeInterval(3600))
         #expect(failed.error is StoreDown)
         #expect(failed.failed == [key("id", Self.tokenA), key("id2", Self.tokenA)])

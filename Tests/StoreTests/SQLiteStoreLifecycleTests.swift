@@ -198,3 +198,48 @@ extension SQLiteStoreLifecycleTests {
         #expect(try reopened.notification(apnsID: "last") != nil)
     }
 }
+
+extension SQLiteStoreLifecycleTests {
+    /// A store built without opening touches no file and takes no work (code `closed`) until `open()`;
+    /// then it reads and writes; a second `open()` does nothing.
+    @Test func opensOnlyWhenTold() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("later.sqlite")
+        let store = try SQLiteStore(path: path, opensImmediately: false)
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(throws: StoreError.self) { try store.device(token: "tok") }
+        let refused = #expect(throws: StoreError.self) {
+            try store.saveDevice(DeviceRecord(token: "tok", environment: .development))
+        }
+        #expect(refused?.code == .closed && refused?.message.contains("not open") == true)
+        try store.open()
+        try store.open()
+        #expect(store.openingReport.integrity.outcome == .passed || store.openingReport.integrity.outcome == .skipped)
+        try store.saveDevice(DeviceRecord(token: "tok", environment: .development))
+        try await store.save([sampleRecord(apnsID: "after-open")])
+        #expect(try store.device(token: "tok") != nil)
+        #expect(try store.notification(apnsID: "after-open") != nil)
+        store.close()
+        #expect(throws: StoreError.self) { try store.open() }
+    }
+
+    /// A store that was never opened closes at once; one whose open failed (a damaged file) has no writer
+    /// left and opens once the file is out of the way.
+    @Test func aFailedOpenCanBeRetried() throws {
+        let directory = try TemporaryDirectory()
+        let never = try SQLiteStore(path: directory.file("never.sqlite"), opensImmediately: false)
+        never.close()
+        #expect(never.isClosed)
+
+        let path = directory.file("damaged.sqlite")
+        try Data(repeating: 0x42, count: 8192).write(to: URL(fileURLWithPath: path))
+        let store = try SQLiteStore(path: path, opensImmediately: false)
+        let damaged = #expect(throws: StoreError.self) { try store.open() }
+        #expect(damaged?.isCorruption == true)
+        _ = try SQLiteStore.moveAside(path: path)
+        try store.open()
+        try store.saveDevice(DeviceRecord(token: "tok", environment: .development))
+        #expect(try store.device(token: "tok") != nil)
+        store.close()
+    }
+}

@@ -70,6 +70,7 @@ final class EventStreamHub: Sendable {
         var nextID: UInt64 = 1
         /// The newest id published so far.
         var lastPublished: Int64 = 0
+        var isStarted = false
         var isClosed = false
         /// Slots taken, overall and per client address.
         var slots = 0
@@ -90,8 +91,20 @@ final class EventStreamHub: Sendable {
         self.capacity = capacity
         self.heartbeatNanoseconds = UInt64(max(0.05, heartbeatSeconds) * 1e9)
         self.logger = logger
-        state.withLock { $0.lastPublished = (try? log.latestEventID()) ?? 0 }
-        scheduleHeartbeat()
+    }
+
+    /// Reads where the event log ends (a stream without `Last-Event-ID` starts after it; the store must be
+    /// open) and starts the heartbeat, which runs until ``close()``. Once; later calls do nothing.
+    func start() {
+        let latest = (try? log.latestEventID()) ?? 0
+        let isFirst = state.withLock { state -> Bool in
+            guard !state.isStarted, !state.isClosed else { return false }
+            state.isStarted = true
+            // Events published before (by recovery or seeding) count too.
+            state.lastPublished = max(state.lastPublished, latest)
+            return true
+        }
+        if isFirst { scheduleHeartbeat() }
     }
 
     /// The newest event id published (the id a new stream without `Last-Event-ID` starts after).
@@ -229,7 +242,7 @@ final class EventStreamHub: Sendable {
         return pending.isEmpty || flush()
     }
 
-    /// Ends every stream (server shutdown) and refuses new ones.
+    /// Ends every stream (server shutdown) and the heartbeat, and refuses new streams. Idempotent.
     func close() {
         let writers = state.withLock { state in
             state.isClosed = true

@@ -91,6 +91,8 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         }
         let thread = Thread { [self] in
             self.threadID.withLock { $0 = pthread_self() }
+            // The kernel's name (/proc, `top -H`): Foundation's `Thread.name` does not reach it on Linux.
+            CurrentThread.setName("sandbox-loop-\(index)")
             self.run()
         }
         thread.name = "apns-sandbox-loop-\(index)"

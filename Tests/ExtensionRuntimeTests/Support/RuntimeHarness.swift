@@ -137,6 +137,7 @@ final class RuntimeHarness: Sendable {
         configure(&configuration)
         runtime = ExtensionRuntime(configuration: configuration, clock: self.clock,
                                    logger: Logger(label: "extension-tests", level: .warning))
+        runtime.start()
     }
 
     var manualClock: ManualClock? { clock as? ManualClock }

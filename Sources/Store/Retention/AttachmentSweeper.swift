@@ -1,6 +1,5 @@
 // APNs Sandbox — removing the attachment files of notifications that are gone (pruned or deleted).
 import Dispatch
-import ExtensionRuntime
 import Foundation
 import Glibc
 import Sandbox
@@ -16,37 +15,67 @@ import Synchronization
 /// that gained a file meanwhile). A folder changed within the last ``recentSeconds`` is looked at again
 /// that long later: an extension may still be moving files into it for a record the API deleted while
 /// it ran. Pairs whose check failed (the store) are tried again a minute later, a few times. The work
-/// runs on a utility queue, never on the caller's thread, until ``stop()``.
-final class AttachmentSweeper: Sendable {
+/// runs on a utility queue (no thread of its own), never on the caller's thread, until ``stop()``; work can
+/// be queued from construction on (there is nothing to start).
+///
+/// Where a notification's files are is the ``Layout``'s business (the extension runtime's attachment store
+/// decides it; the Store module does not depend on that module).
+public final class AttachmentSweeper: Sendable {
+    /// Folder names under the root, relative to it.
+    public struct Layout: Sendable {
+        /// The folder of one notification's attachments on one device (`<apnsId>/<device>`).
+        public var folder: @Sendable (_ apnsID: String, _ deviceToken: String) -> String
+        /// The folder of every attachment of an apns-id (`<apnsId>`; the older layout kept files directly in it).
+        public var apnsFolder: @Sendable (_ apnsID: String) -> String
+
+        public init(
+            folder: @escaping @Sendable (_ apnsID: String, _ deviceToken: String) -> String,
+            apnsFolder: @escaping @Sendable (_ apnsID: String) -> String
+        ) {
+            self.folder = folder
+            self.apnsFolder = apnsFolder
+        }
+    }
+
     /// `<data>/attachments`.
-    let root: String
+    public let root: String
+    private let layout: Layout
     /// Whether a notification with this apns-id exists on that device (any device when nil).
     private let exists: @Sendable (_ apnsID: String, _ deviceToken: String?) throws -> Bool
     private let queue = DispatchQueue(label: "attachment-sweeper", qos: .utility)
     private let logger: Logger
     private let stopped = Atomic<Bool>(false)
-    static let recentSeconds: Double = 300
+    public static let recentSeconds: Double = 300
     static let retrySeconds: Double = 60
     static let maxAttempts = 3
 
     /// What one pass left for later.
-    struct Outcome {
-        var removed = 0
+    public struct Outcome {
+        public var removed = 0
         /// Folders changed too recently to judge.
-        var recent: [NotificationKey] = []
+        public var recent: [NotificationKey] = []
         /// Pairs not checked because the store failed (with the error).
-        var failed: [NotificationKey] = []
-        var error: (any Error)?
+        public var failed: [NotificationKey] = []
+        public var error: (any Error)?
     }
 
-    init(root: String, logger: Logger, exists: @escaping @Sendable (_ apnsID: String, _ deviceToken: String?) throws -> Bool) {
+    /// - Parameters:
+    ///   - root: `<data>/attachments`.
+    ///   - layout: Where a notification's files are under `root`.
+    ///   - logger: What was removed (info) and failures (warning).
+    ///   - exists: Whether a notification with this apns-id exists on that device (any device when nil).
+    public init(
+        root: String, layout: Layout, logger: Logger,
+        exists: @escaping @Sendable (_ apnsID: String, _ deviceToken: String?) throws -> Bool
+    ) {
         self.root = root
+        self.layout = layout
         self.logger = logger
         self.exists = exists
     }
 
     /// Queues the removal of the files of these removed notifications.
-    func removed(_ notifications: [NotificationKey]) {
+    public func removed(_ notifications: [NotificationKey]) {
         schedule(notifications, after: 0, attempt: 1)
     }
 
@@ -73,25 +102,25 @@ final class AttachmentSweeper: Sendable {
     }
 
     /// Waits until the work queued so far is done (tests); work scheduled for later is not waited for.
-    func drain() {
+    public func drain() {
         queue.sync {}
     }
 
-    /// Drops queued and later work (the store is closing).
-    func stop() {
+    /// Drops queued and later work (the store is closing); waits for a pass that runs now. Idempotent.
+    public func stop() {
         stopped.store(true, ordering: .relaxed)
         queue.sync {}
     }
 
     /// One pass: removes what belongs to `notifications` and is gone.
-    func sweep(_ notifications: [NotificationKey], now: Date) -> Outcome {
+    public func sweep(_ notifications: [NotificationKey], now: Date) -> Outcome {
         let files = FileManager.default
         var outcome = Outcome()
         var apnsIDs: [String] = []
         var seen = Set<String>()
         for (index, notification) in notifications.enumerated() {
             let (apnsID, deviceToken) = (notification.apnsID, notification.deviceToken)
-            let folder = root + "/" + AttachmentFolders.folder(apnsID: apnsID, deviceToken: deviceToken)
+            let folder = root + "/" + layout.folder(apnsID, deviceToken)
             guard files.fileExists(atPath: folder) else {
                 if seen.insert(apnsID).inserted { apnsIDs.append(apnsID) }
                 continue
@@ -111,7 +140,7 @@ final class AttachmentSweeper: Sendable {
             if seen.insert(apnsID).inserted { apnsIDs.append(apnsID) }
         }
         for apnsID in apnsIDs {
-            let folder = root + "/" + AttachmentFolders.apnsFolder(apnsID)
+            let folder = root + "/" + layout.apnsFolder(apnsID)
             guard let entries = try? files.contentsOfDirectory(atPath: folder) else { continue }
             let oldLayoutFiles = entries.filter { entry in
                 var isDirectory: ObjCBool = false
