@@ -1,6 +1,7 @@
 // APNs Sandbox — wiring: configuration → certificates → routes → listeners, and shutdown.
 import APNsProtocol
 import Crypto
+import Events
 import ExtensionRuntime
 import Foundation
 import HTTP
