@@ -34,14 +34,16 @@ let package = Package(
         .target(name: "Transport", dependencies: ["Support", "CLinuxSystem", "COpenSSL", "CLibShims"], swiftSettings: strict),
         .target(name: "HTTP", dependencies: ["Support", "Transport", "CNGHTTP2", "CZlib", "CLibShims"], swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["Support", "COpenSSL", "CLibShims"], swiftSettings: strict),
-        .target(name: "Store", dependencies: ["Sandbox", "APNsProtocol", "CSQLite3", "CLibShims", "Support"], swiftSettings: strict),
+        // The event hub (SSE fan-out), the recorder of events that come from no notification, the webhook outbox's models.
+        .target(name: "Events", dependencies: ["Sandbox", "APNsProtocol", "Support"], swiftSettings: strict),
+        .target(name: "Store", dependencies: ["Sandbox", "Events", "APNsProtocol", "CSQLite3", "CLibShims", "Support"], swiftSettings: strict),
         // The one outbound HTTP client (libcurl's multi interface on a thread of its own): webhooks, downloads.
         .target(name: "HTTPClient", dependencies: ["CCurl", "Support"], swiftSettings: strict),
         .target(name: "ExtensionRuntime", dependencies: ["Sandbox", "APNsProtocol", "Crypto", "Support", "CProcess", "HTTPClient"], swiftSettings: strict),
-        .target(name: "Webhooks", dependencies: ["Sandbox", "APNsProtocol", "Crypto", "Support", "HTTPClient"], swiftSettings: strict),
+        .target(name: "Webhooks", dependencies: ["Sandbox", "Events", "APNsProtocol", "Crypto", "Support", "HTTPClient"], swiftSettings: strict),
         .target(
             name: "Server",
-            dependencies: ["Support", "Transport", "HTTP", "Crypto", "APNsProtocol", "Sandbox", "Store", "ExtensionRuntime", "Webhooks", "HTTPClient"],
+            dependencies: ["Support", "Transport", "HTTP", "Crypto", "APNsProtocol", "Sandbox", "Events", "Store", "ExtensionRuntime", "Webhooks", "HTTPClient"],
             swiftSettings: strict),
         .executableTarget(name: "apns-sandbox", dependencies: ["Server", "Support", "Crypto"], swiftSettings: strict),
         // Apple's UNNotificationServiceExtension shape for `exec` extensions; Foundation only, no other target here.
@@ -61,12 +63,12 @@ let package = Package(
             name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTP", "Transport", "Crypto", "Support"],
             swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "Support", "TestProcessSupport"], swiftSettings: strict),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "Sandbox", "APNsProtocol", "Support"], swiftSettings: strict),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "Sandbox", "Events", "APNsProtocol", "Support"], swiftSettings: strict),
         .testTarget(name: "ExtensionRuntimeTests", dependencies: ["ExtensionRuntime", "Sandbox", "APNsProtocol", "Crypto", "Support"], swiftSettings: strict),
-        .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Sandbox", "Crypto", "Support"], swiftSettings: strict),
+        .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Sandbox", "Events", "Crypto", "Support"], swiftSettings: strict),
         .testTarget(
             name: "ServerTests",
-            dependencies: ["Server", "HTTP", "Crypto", "Support", "APNsProtocol", "Sandbox", "Store", "ExtensionRuntime", "Webhooks", "TestProcessSupport"],
+            dependencies: ["Server", "HTTP", "Crypto", "Support", "APNsProtocol", "Sandbox", "Events", "Store", "ExtensionRuntime", "Webhooks", "TestProcessSupport"],
             swiftSettings: strict),
         .testTarget(name: "ServiceExtensionKitTests", dependencies: ["ServiceExtensionKit", "TestProcessSupport"], swiftSettings: strict),
     ],

@@ -1,4 +1,5 @@
 // APNs Sandbox — what `start()` starts, in order; `shutdown()` stops it in reverse.
+import Events
 import ExtensionRuntime
 import HTTP
 import Sandbox

@@ -1,6 +1,7 @@
 // APNs Sandbox — wiring: configuration → certificates → routes → services; start and shutdown.
 import APNsProtocol
 import Crypto
+import Events
 import ExtensionRuntime
 import Foundation
 import HTTP

@@ -1,5 +1,6 @@
 // APNs Sandbox — SQLiteStore as the webhook outbox: subscriptions, deliveries and their attempts.
 import APNsProtocol
+import Events
 import Foundation
 import Sandbox
 import Support

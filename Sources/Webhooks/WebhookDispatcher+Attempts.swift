@@ -1,5 +1,6 @@
 // APNs Sandbox — one webhook attempt: signed, sent, its result gathered and written in a batch.
 import Dispatch
+import Events
 import Foundation
 import Sandbox
 

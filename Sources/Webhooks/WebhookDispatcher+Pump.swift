@@ -1,5 +1,6 @@
 // APNs Sandbox — the dispatcher's pump: fanning new events out to subscriptions, starting due attempts.
 import Dispatch
+import Events
 import Sandbox
 
 /// On the dispatcher's queue (see ``WebhookDispatcher``, "How an event travels", steps 2 and 3).

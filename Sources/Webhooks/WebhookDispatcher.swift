@@ -1,6 +1,7 @@
 // APNs Sandbox — fans logged events out to webhook subscriptions and delivers them, at least once.
 import Dispatch
 import APNsProtocol
+import Events
 import Foundation
 import Sandbox
 import Support

@@ -1,4 +1,5 @@
 // APNs Sandbox — one webhook subscription's live state in the dispatcher.
+import Events
 import Foundation
 import Sandbox
 import Support

@@ -1,4 +1,5 @@
 // APNs Sandbox — the event log and the webhook outbox in the SQLite store.
+import Events
 import Foundation
 import Sandbox
 @testable import Store

@@ -1,4 +1,5 @@
 // APNs Sandbox — the start-time integrity check, damaged files, moving them aside, damage found by reads.
+import Events
 import Foundation
 import Glibc
 import Sandbox

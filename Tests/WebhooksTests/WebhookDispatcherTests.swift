@@ -1,4 +1,5 @@
 // APNs Sandbox — the webhook dispatcher's rules with in-memory storage and a scripted sender.
+import Events
 import Foundation
 import Sandbox
 import Support

@@ -1,6 +1,7 @@
 // APNs Sandbox — one place that changes devices: the provider's registry, the store, the engine.
 import APNsProtocol
 import Dispatch
+import Events
 import Foundation
 import Sandbox
 import Support

@@ -1,6 +1,7 @@
 // APNs Sandbox — the configuration file's apps, devices and webhooks, brought into the store at each start.
 import APNsProtocol
 import Crypto
+import Events
 import ExtensionRuntime
 import Foundation
 import Sandbox

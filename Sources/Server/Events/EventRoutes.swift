@@ -1,4 +1,5 @@
 // APNs Sandbox — `GET /api/v1/events`: the live event stream (Server-Sent Events).
+import Events
 import Foundation
 import HTTP
 import Sandbox

@@ -1,5 +1,6 @@
 // APNs Sandbox — `/api/v1/webhooks`: subscriptions, their delivery log, replay and test messages.
 import APNsProtocol
+import Events
 import Foundation
 import HTTP
 import Sandbox

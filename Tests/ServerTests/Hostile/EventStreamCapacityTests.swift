@@ -1,4 +1,5 @@
 // APNs Sandbox — the event hub's capacity and pacing, without sockets.
+import Events
 import Foundation
 import Glibc
 import Sandbox

@@ -6,11 +6,16 @@ import Support
 /// Logs `push.rejected` and `device.updated` events (notification events are written by the delivery
 /// engine together with their record). These are appended without waiting: a rejected push is answered
 /// at once, and an event lost to a crash in that moment is not worth delaying every 4xx for.
-struct EventRecorder: Sendable {
-    let log: any EventLogRepository
-    let logger: Logger
+public struct EventRecorder: Sendable {
+    public let log: any EventLogRepository
+    public let logger: Logger
 
-    func append(_ draft: EventDraft) {
+    public init(log: any EventLogRepository, logger: Logger) {
+        self.log = log
+        self.logger = logger
+    }
+
+    public func append(_ draft: EventDraft) {
         log.appendEvents([draft]) { [logger] result in
             if case .failure(let error) = result {
                 logger.warning("logging an event failed", [("type", draft.type.rawValue), ("error", "\(error)")])
@@ -20,7 +25,7 @@ struct EventRecorder: Sendable {
 
     /// `data`: `apnsId`, `deviceToken`, `topic`, `pushType`, `priority`, `environment`, `status` (HTTP),
     /// `reason`, `timestamp` (410 only), `connectionId`, `receivedAt`.
-    static func rejected(_ push: PushRecord) -> EventDraft? {
+    public static func rejected(_ push: PushRecord) -> EventDraft? {
         guard let rejection = push.rejection else { return nil }
         var writer = JSONWriter()
         writer.member("apnsId", push.apnsID)
@@ -42,7 +47,7 @@ struct EventRecorder: Sendable {
     /// `data`: `change` (`created`, `auto-registered`, `updated`, `deleted`), `token`, and for all but
     /// `deleted`: `environment`, `locale`, `online`, `apps` (`bundleId`, `installedAt`, `uninstalledAt`,
     /// `badge`), `autoRegistered`.
-    static func deviceUpdated(_ change: String, token: String, device: DeviceRecord?, at time: Int64) -> EventDraft {
+    public static func deviceUpdated(_ change: String, token: String, device: DeviceRecord?, at time: Int64) -> EventDraft {
         var writer = JSONWriter()
         writer.member("change", change)
         writer.member("token", token)
@@ -65,11 +70,16 @@ struct EventRecorder: Sendable {
 }
 
 /// The provider endpoint's sink: the in-memory push log, plus a `push.rejected` event per rejection.
-struct RecordingPushSink: PushRecordSink {
-    let recent: RecentPushes
-    let events: EventRecorder
+public struct RecordingPushSink: PushRecordSink {
+    public let recent: RecentPushes
+    public let events: EventRecorder
 
-    func record(_ push: PushRecord) {
+    public init(recent: RecentPushes, events: EventRecorder) {
+        self.recent = recent
+        self.events = events
+    }
+
+    public func record(_ push: PushRecord) {
         recent.record(push)
         if let draft = EventRecorder.rejected(push) { events.append(draft) }
     }

@@ -1,4 +1,5 @@
 // APNs Sandbox — webhook subscriptions and their durable outbox, as the store keeps them.
+import Sandbox
 
 /// An endpoint that receives events (Standard Webhooks).
 public struct WebhookSubscription: Sendable, Codable, Equatable {

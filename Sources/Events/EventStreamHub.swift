@@ -2,7 +2,6 @@
 import Dispatch
 import Foundation
 import Glibc
-import HTTP
 import Sandbox
 import Support
 import Synchronization
@@ -18,7 +17,7 @@ import Synchronization
 /// order, because the store publishes in commit order on one serial queue.
 ///
 /// ### Slow readers
-/// Each stream's ``HTTPBodyWriter`` bounds what waits for a slow client (`limits.eventStreamBufferBytes`);
+/// Each stream's ``EventStreamWriter`` bounds what waits for a slow client (`limits.eventStreamBufferBytes`);
 /// past the bound the stream is ended and the client reconnects with `Last-Event-ID`, losing nothing.
 /// Catching up writes the log in pieces paced by the reader, within that bound.
 ///
@@ -26,15 +25,20 @@ import Synchronization
 /// A stream takes a slot (``reserve(client:)``) before its response starts: at most
 /// `limits.maxEventStreams` streams are open, and `limits.maxEventStreamsPerClient` from one IP
 /// address; beyond, the request is refused (503 and 429). The slot is given back when the stream ends.
-final class EventStreamHub: Sendable {
+public final class EventStreamHub: Sendable {
     /// How many streams may be open (each stream's buffer is its writer's, `limits.eventStreamBufferBytes`).
-    struct Capacity: Sendable {
-        var maxStreams = 1000
-        var maxStreamsPerClient = 100
+    public struct Capacity: Sendable {
+        public var maxStreams: Int
+        public var maxStreamsPerClient: Int
+
+        public init(maxStreams: Int = 1000, maxStreamsPerClient: Int = 100) {
+            self.maxStreams = maxStreams
+            self.maxStreamsPerClient = maxStreamsPerClient
+        }
     }
 
     /// Why a stream was refused.
-    enum Refusal: Error, Equatable {
+    public enum Refusal: Error, Equatable {
         /// `maxStreams` streams are open.
         case serverFull(Int)
         /// `maxStreamsPerClient` streams of this client are open.
@@ -43,7 +47,7 @@ final class EventStreamHub: Sendable {
 
     /// One open (or starting) stream's place in the capacity; given back once, by ``release()`` or
     /// when the slot is dropped (a response that never started).
-    final class Slot: Sendable {
+    public final class Slot: Sendable {
         private let onRelease: @Sendable () -> Void
         private let released = Atomic<Bool>(false)
 
@@ -51,7 +55,7 @@ final class EventStreamHub: Sendable {
             self.onRelease = onRelease
         }
 
-        func release() {
+        public func release() {
             if !released.exchange(true, ordering: .acquiringAndReleasing) { onRelease() }
         }
 
@@ -60,7 +64,7 @@ final class EventStreamHub: Sendable {
 
     private struct Subscriber {
         let filter: EventFilter
-        let writer: HTTPBodyWriter
+        let writer: any EventStreamWriter
         /// nil while catching up; else the last id considered.
         var liveAfter: Int64?
     }
@@ -82,11 +86,11 @@ final class EventStreamHub: Sendable {
     private let queue = DispatchQueue(label: "event-stream-hub")
     private let heartbeatNanoseconds: UInt64
     private let logger: Logger
-    let capacity: Capacity
+    public let capacity: Capacity
     /// Events per page while catching up.
-    static let pageSize = 500
+    public static let pageSize = 500
 
-    init(log: any EventLogRepository, heartbeatSeconds: Double, capacity: Capacity = Capacity(), logger: Logger) {
+    public init(log: any EventLogRepository, heartbeatSeconds: Double, capacity: Capacity = Capacity(), logger: Logger) {
         self.log = log
         self.capacity = capacity
         self.heartbeatNanoseconds = UInt64(max(0.05, heartbeatSeconds) * 1e9)
@@ -95,7 +99,7 @@ final class EventStreamHub: Sendable {
 
     /// Reads where the event log ends (a stream without `Last-Event-ID` starts after it; the store must be
     /// open) and starts the heartbeat, which runs until ``close()``. Once; later calls do nothing.
-    func start() {
+    public func start() {
         let latest = (try? log.latestEventID()) ?? 0
         let isFirst = state.withLock { state -> Bool in
             guard !state.isStarted, !state.isClosed else { return false }
@@ -108,10 +112,10 @@ final class EventStreamHub: Sendable {
     }
 
     /// The newest event id published (the id a new stream without `Last-Event-ID` starts after).
-    var lastPublishedID: Int64 { state.withLock { $0.lastPublished } }
+    public var lastPublishedID: Int64 { state.withLock { $0.lastPublished } }
 
     /// Committed events, in id order. Called by the store's observer; the work happens on the hub's queue.
-    func publish(_ events: [SandboxEvent]) {
+    public func publish(_ events: [SandboxEvent]) {
         queue.async { [self] in
             state.withLock { state in
                 guard let last = events.last else { return }
@@ -135,11 +139,11 @@ final class EventStreamHub: Sendable {
     }
 
     /// Streams open (or starting) now.
-    var openStreams: Int { state.withLock { $0.slots } }
+    public var openStreams: Int { state.withLock { $0.slots } }
 
     /// Takes a slot for a stream of `client` (an IP address).
     /// - Throws: ``Refusal`` when the server or this client has no slot left.
-    func reserve(client: String) throws(Refusal) -> Slot {
+    public func reserve(client: String) throws(Refusal) -> Slot {
         try state.withLock { (state) throws(Refusal) in
             guard state.slots < capacity.maxStreams else { throw .serverFull(capacity.maxStreams) }
             let taken = state.slotsPerClient[client, default: 0]
@@ -158,7 +162,7 @@ final class EventStreamHub: Sendable {
 
     /// Starts a stream: the events after `lastEventID` (nil: only new ones) matching `filter`, then live ones.
     /// `slot` (from ``reserve(client:)``) is given back when the stream ends.
-    func subscribe(filter: EventFilter, after lastEventID: Int64?, writer: HTTPBodyWriter, slot: Slot? = nil) {
+    public func subscribe(filter: EventFilter, after lastEventID: Int64?, writer: any EventStreamWriter, slot: Slot? = nil) {
         writer.onClose { slot?.release() }
         let key = state.withLock { state -> UInt64? in
             guard !state.isClosed else { return nil }
@@ -186,7 +190,7 @@ final class EventStreamHub: Sendable {
         }.start()
     }
 
-    private func catchUp(_ key: UInt64, filter: EventFilter, after start: Int64, writer: HTTPBodyWriter) {
+    private func catchUp(_ key: UInt64, filter: EventFilter, after start: Int64, writer: any EventStreamWriter) {
         var cursor = start
         while !writer.isClosed {
             // Everything published so far is committed: a short page below has scanned up to here,
@@ -219,7 +223,7 @@ final class EventStreamHub: Sendable {
     /// Writes `frames` in pieces of at most a quarter of the writer's buffer, each once the reader has
     /// made room for it: catching up is paced by the reader and never overflows its buffer (which would
     /// end the stream). False when the stream ended meanwhile.
-    static func writePaced(_ frames: [[UInt8]], to writer: HTTPBodyWriter) -> Bool {
+    public static func writePaced(_ frames: [[UInt8]], to writer: any EventStreamWriter) -> Bool {
         let piece = max(1, writer.maxBufferedBytes / 4)
         var pending: [UInt8] = []
         func flush() -> Bool {
@@ -243,7 +247,7 @@ final class EventStreamHub: Sendable {
     }
 
     /// Ends every stream (server shutdown) and the heartbeat, and refuses new streams. Idempotent.
-    func close() {
+    public func close() {
         let writers = state.withLock { state in
             state.isClosed = true
             return state.subscribers.values.map(\.writer)
@@ -253,7 +257,7 @@ final class EventStreamHub: Sendable {
 
     private func scheduleHeartbeat() {
         queue.asyncAfter(deadline: .now() + .nanoseconds(Int(heartbeatNanoseconds))) { [self] in
-            let writers = state.withLock { state -> [HTTPBodyWriter]? in
+            let writers = state.withLock { state -> [any EventStreamWriter]? in
                 state.isClosed ? nil : state.subscribers.values.map(\.writer)
             }
             guard let writers else { return }
@@ -264,7 +268,7 @@ final class EventStreamHub: Sendable {
     }
 
     /// One SSE event: `id`, `event` (the type) and `data` (the envelope, one line of JSON).
-    static func frame(_ event: SandboxEvent) -> [UInt8] {
+    public static func frame(_ event: SandboxEvent) -> [UInt8] {
         var bytes = Array("id: \(event.id)\nevent: \(event.type.rawValue)\ndata: ".utf8)
         // Raw line breaks in JSON can only be whitespace between tokens (a payload as the provider sent
         // it); inside an SSE `data` line they would end the field, so they become spaces.
