@@ -75,7 +75,10 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
-        http = HTTPClient(configuration: HTTPClient.Configuration(threadName: "nse-http", caFile: configuration.caFile))
+        // 64 connections per host, as the URLSession it replaced had: a burst of downloads from one media host
+        // must not take every file descriptor the listeners need.
+        http = HTTPClient(configuration: HTTPClient.Configuration(
+            threadName: "nse-http", maxConnectionsPerHost: 64, caFile: configuration.caFile))
         workers = (0..<max(1, configuration.workerCount)).map {
             DispatchQueue(label: "apns-sandbox.extension.worker-\($0)")
         }
@@ -231,6 +234,8 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
             instance.queue.async { instance.fail(.error("the extension runtime is shutting down")) }
         }
         for start in waiting { start() }
+        // Transfers still in flight end as failures (their instances were just failed); the thread ends.
+        http.shutdown()
     }
 
     // MARK: Slots

@@ -129,9 +129,11 @@ final class CurlMulti: @unchecked Sendable {
     /// `curl_global_init`, once, before the first handle.
     static func initializeLibrary() { _ = globalInit }
 
-    /// - Parameter maxConnections: The idle connections kept for reuse (`CURLMOPT_MAXCONNECTS`). There is
-    ///   no per-host cap: requests beyond one would wait inside libcurl with their timeout running.
-    init(maxConnections: Int) {
+    /// - Parameters:
+    ///   - maxConnections: The idle connections kept for reuse (`CURLMOPT_MAXCONNECTS`).
+    ///   - maxConnectionsPerHost: `CURLMOPT_MAX_HOST_CONNECTIONS` (nil: no cap; requests beyond a cap wait
+    ///     inside libcurl with their timeout running).
+    init(maxConnections: Int, maxConnectionsPerHost: Int? = nil) {
         Self.initializeLibrary()
         guard let handle = curl_multi_init() else {
             // Only fails when libcurl cannot allocate its handle.
@@ -139,6 +141,9 @@ final class CurlMulti: @unchecked Sendable {
         }
         self.handle = handle
         _ = CCurl_multi_setopt_long(handle, CURLMOPT_MAXCONNECTS, maxConnections)
+        if let maxConnectionsPerHost {
+            _ = CCurl_multi_setopt_long(handle, CURLMOPT_MAX_HOST_CONNECTIONS, maxConnectionsPerHost)
+        }
     }
 
     deinit {

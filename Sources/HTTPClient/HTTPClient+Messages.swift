@@ -96,7 +96,9 @@ extension HTTPClient {
         }
     }
 
-    /// Cancels its request; the completion then reports ``Failure/cancelled`` unless it already ran.
+    /// Cancels its request; the completion then reports ``Failure/cancelled`` unless it already ran. A request
+    /// still queued (its transfer not started) completes at once on the caller's thread: do not cancel while
+    /// holding a lock its completion takes.
     public struct Handle: Sendable {
         let cancelRequest: @Sendable () -> Void
 

@@ -17,7 +17,8 @@ import Foundation
 /// ``send(_:completion:)`` and ``Handle/cancel()`` may be called from any thread and never block: they
 /// queue work under a lock and wake the transfer thread (`curl_multi_wakeup`). The thread starts with the
 /// first request, so a client that never sends starts none, and runs at ``Configuration/niceness``.
-/// Completions run on that thread (or at once on the caller's, for a request that cannot start):
+/// Completions run on that thread (or at once on the caller's, for a request that cannot start or is
+/// cancelled before its transfer started):
 /// they must only hop to the caller's own queue, or every other transfer of the client waits, and must
 /// never call ``shutdown()``, which waits for that very thread.
 ///
@@ -32,14 +33,21 @@ public final class HTTPClient: Sendable {
         public var niceness: Int32
         /// Idle connections kept for reuse.
         public var maxConnections: Int
+        /// Connections open to one host at once (`CURLMOPT_MAX_HOST_CONNECTIONS`); further requests to it wait
+        /// inside libcurl, their timeouts running. nil: no cap.
+        public var maxConnectionsPerHost: Int?
         /// A PEM file of the certificate authorities `https://` servers are verified against; nil: the
         /// system's store.
         public var caFile: String?
 
-        public init(threadName: String = "http-client", niceness: Int32 = 0, maxConnections: Int = 256, caFile: String? = nil) {
+        public init(
+            threadName: String = "http-client", niceness: Int32 = 0, maxConnections: Int = 256,
+            maxConnectionsPerHost: Int? = nil, caFile: String? = nil
+        ) {
             self.threadName = threadName
             self.niceness = niceness
             self.maxConnections = maxConnections
+            self.maxConnectionsPerHost = maxConnectionsPerHost
             self.caFile = caFile
         }
     }
@@ -68,6 +76,10 @@ public final class HTTPClient: Sendable {
             completion(.failure(.invalidURL(request.url)))
             return Handle {}
         }
+        // libcurl gets the URL as Foundation parsed it (a space in a media URL percent-encoded, as URLSession
+        // sent it), not the text as given.
+        var request = request
+        request.url = url.absoluteString
         guard let id = loop.enqueue(request, completion: completion) else {
             completion(.failure(.shutDown))
             return Handle {}

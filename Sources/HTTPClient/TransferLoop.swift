@@ -51,7 +51,7 @@ final class TransferLoop: Sendable {
 
     init(configuration: HTTPClient.Configuration) {
         self.configuration = configuration
-        multi = CurlMulti(maxConnections: configuration.maxConnections)
+        multi = CurlMulti(maxConnections: configuration.maxConnections, maxConnectionsPerHost: configuration.maxConnectionsPerHost)
     }
 
     /// Queues a request (starting the thread the first time); nil once the client is closed.

@@ -36,6 +36,9 @@ struct HTTPClientTests {
         #expect(echoed.body == body)
         let missing = try await send(client, HTTPClient.Request(url: server.url("/status/404"), timeoutMilliseconds: 5000)).get()
         #expect(missing.status == 404)
+        // A space (a media URL as a payload may carry it) is sent percent-encoded, as URLSession did.
+        let spaced = try await send(client, HTTPClient.Request(url: server.url("/bytes/3?note=a b"), timeoutMilliseconds: 5000)).get()
+        #expect(spaced.status == 200 && spaced.body == Array("abc".utf8))
     }
 
     /// Refused redirects are the answer; followed ones end at the target, within the limit; a POST
@@ -131,9 +134,9 @@ struct HTTPClientTests {
         let client = HTTPClient()
         defer { client.shutdown() }
         let calls = Mutex(0)
-        // Cancelled, not answered (after 3 s); as above, no bound on the elapsed time.
+        // Cancelled, not answered (after 30 s, far beyond any stall of a busy machine); no bound on the elapsed time.
         let result: Result<HTTPClient.Response, HTTPClient.Failure> = await withCheckedContinuation { continuation in
-            let handle = client.send(HTTPClient.Request(url: server.url("/slow/3000"), timeoutMilliseconds: 10_000)) {
+            let handle = client.send(HTTPClient.Request(url: server.url("/slow/30000"), timeoutMilliseconds: 60_000)) {
                 calls.withLock { $0 += 1 }
                 continuation.resume(returning: $0)
             }
@@ -160,7 +163,7 @@ struct HTTPClientTests {
         let server = try LoopbackServer()
         let client = HTTPClient()
         let inFlight: Result<HTTPClient.Response, HTTPClient.Failure> = await withCheckedContinuation { continuation in
-            client.send(HTTPClient.Request(url: server.url("/slow/5000"), timeoutMilliseconds: 10_000)) {
+            client.send(HTTPClient.Request(url: server.url("/slow/30000"), timeoutMilliseconds: 60_000)) {
                 continuation.resume(returning: $0)
             }
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) { client.shutdown() }

@@ -85,9 +85,11 @@ struct HTTP2ConnectionHandlerTests {
         let harness = try makeHarness(backend) { $0.idleTimeout = 1_000_000_000 }
         defer { harness.stop() }
         let (goAways, closing) = try harness.run { h in
+            // Half the idle timeout after a moment before the request: early whatever the machine's stalls.
+            let beforeRequest = MonotonicClock.nanoseconds()
             h.client.request(path: "/ok")
             h.client.exchange(with: h.conn)
-            h.conn.tick(now: MonotonicClock.nanoseconds() + 500_000_000)
+            h.conn.tick(now: beforeRequest + 500_000_000)
             h.client.exchange(with: h.conn)
             let early = h.client.goAways.count
             h.conn.tick(now: MonotonicClock.nanoseconds() + 2_000_000_000)
@@ -133,7 +135,8 @@ struct HTTP2ConnectionHandlerTests {
         let backend = TestBackend()
         let harness = try makeHarness(backend) {
             $0.streamResetBurst = 3
-            $0.streamResetsPerSecond = 1
+            // A refill too slow to matter within the test, however long the machine stalls it.
+            $0.streamResetsPerSecond = 0.001
         }
         defer { harness.stop() }
         let (goAways, closing) = try harness.run { h in

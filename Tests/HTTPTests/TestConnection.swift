@@ -182,7 +182,7 @@ final class HandlerHarness: @unchecked Sendable {
     }
 
     /// Polls `condition` on the loop until it holds (true) or `timeout` seconds pass (false).
-    func waitUntil(timeout: Double = 5, _ condition: @escaping (HandlerHarness) -> Bool) throws -> Bool {
+    func waitUntil(timeout: Double = 30, _ condition: @escaping (HandlerHarness) -> Bool) throws -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if try run(condition) { return true }
