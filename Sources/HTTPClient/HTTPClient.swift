@@ -39,6 +39,9 @@ public final class HTTPClient: Sendable {
         /// A PEM file of the certificate authorities `https://` servers are verified against; nil: the
         /// system's store.
         public var caFile: String?
+        /// Whether `http_proxy`, `https_proxy`, `all_proxy` and `no_proxy` apply (libcurl's default); false
+        /// for a client that only ever talks to this machine.
+        public var usesProxyEnvironment = true
 
         public init(
             threadName: String = "http-client", niceness: Int32 = 0, maxConnections: Int = 256,

@@ -143,8 +143,9 @@ final class TransferLoop: Sendable {
             request.completion(.failure(failure))
             return nil
         }
-        guard let easy = CurlEasy(tag: request.id, request: request.request, caFile: configuration.caFile,
-                                  onData: { sink.receive($0) })
+        guard let easy = CurlEasy(
+            tag: request.id, request: request.request, caFile: configuration.caFile,
+            usesProxyEnvironment: configuration.usesProxyEnvironment, onData: { sink.receive($0) })
         else {
             sink.close()
             request.completion(.failure(.transport("curl_easy_init failed")))

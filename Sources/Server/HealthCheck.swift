@@ -9,7 +9,12 @@ public enum HealthCheck {
     /// Fetches `url` (`http://host:port/path`) and returns the status code, or nil on any failure (no
     /// answer within `timeoutSeconds`, a refused connection, an invalid URL).
     public static func status(url: String, timeoutSeconds: Int = 3) -> Int? {
-        let client = HTTPClient(configuration: HTTPClient.Configuration(threadName: "healthcheck", maxConnections: 1))
+        // Only `http://` (as the hand-written client it replaced), and never through a proxy from the
+        // environment: a container's `http_proxy` must not turn its own health check into a remote request.
+        guard url.lowercased().hasPrefix("http://") else { return nil }
+        var configuration = HTTPClient.Configuration(threadName: "healthcheck", maxConnections: 1)
+        configuration.usesProxyEnvironment = false
+        let client = HTTPClient(configuration: configuration)
         defer { client.shutdown() }
         let answered = DispatchSemaphore(value: 0)
         let status = Mutex<Int?>(nil)

@@ -72,12 +72,15 @@ extension SandboxServer {
             }),
             // After the extension runtime started: the notifications its previous run's instances were
             // running are finalised here (original-crash), not run again.
+            // Recovery (and every push after it) arms device timers: expiry, storage, batches, save retries.
+            // Stopping cancels them all, also when recovery itself failed halfway.
+            ServiceStep("delivery timers", stop: { engine.stop() }),
             ServiceStep("recovery", start: { try engine.recover() }),
             // Its stop is the same `close()` as "event streams" below, by then already done.
             ServiceStep("event hub", start: { eventHub.start() }, stop: { eventHub.close() }),
             ServiceStep("retention", start: { retention.start() }, stop: { retention.stop() }),
             // Its HTTP client starts its thread with the first request; stopping ends the transfers in flight.
-            ServiceStep("webhook sender", start: {}, stop: { webhookSender.shutdown() }),
+            ServiceStep("webhook sender", stop: { webhookSender.shutdown() }),
             ServiceStep("webhook dispatcher", start: { try webhooks.start() }, stop: { webhooks.shutdown() }),
             // Its worker threads start with the first blocking request.
             ServiceStep("HTTP pipeline", stop: { pipeline.shutdown() }),

@@ -18,8 +18,8 @@ import Webhooks
 /// `init` validates the configuration, takes the data directory's lock (first: a second server on the
 /// directory is refused before it touches anything), makes the certificates, reads the provider keys and
 /// the admin token, and builds every other part as a value: no store is open and no thread, armed timer or
-/// socket exists yet (the lock's descriptor and the extension runtime's wake-up pipe are the descriptors it
-/// holds). `start()` runs the ``ServiceGroup`` of SandboxServer+Services.swift: it opens the stores, seeds
+/// listening socket exists yet (it holds a few descriptors: the lock's, the extension runtime's wake-up
+/// pipe, and the two HTTP clients' curl multi handles). `start()` runs the ``ServiceGroup`` of SandboxServer+Services.swift: it opens the stores, seeds
 /// them from the configuration, recovers interrupted deliveries, starts the timers and threads, binds every
 /// listener (port 0 picks a free port; `listeners` tells which) and returns. When one of those steps
 /// fails, what started before it is stopped again in reverse order (the lock is given up too) and the
@@ -185,7 +185,10 @@ public final class SandboxServer: Sendable {
         HealthRoutes.register(on: &router, state: state, caCertificatePEM: Array(caPEM))
         PushLogRoutes.register(on: &router, pushes: pushes)
         CredentialRoutes.register(on: &router, dataDirectory: dataDirectory)
-        NotificationRoutes(notifications: store, waiters: waiters, dataDirectory: dataDirectory,
+        // The API's blocking handlers and the long-polls' first reads share one worker pool (threads start on
+        // first use; the HTTP pipeline's stop ends them).
+        let workers = BlockingWorkPool(threads: Self.httpOptions(from: configuration).blockingThreads)
+        NotificationRoutes(notifications: store, waiters: waiters, dataDirectory: dataDirectory, work: workers,
                            onDelete: { removed in attachments.removed(removed) }).register(on: &router)
         DeviceRoutes(service: devices).register(on: &router)
         AppRoutes(devices: store, registry: registry, execPolicy: execPolicy).register(on: &router)
@@ -210,7 +213,8 @@ public final class SandboxServer: Sendable {
         }
         let access = try AdminAccessPolicy.make(configuration: configuration, logger: logger.with("component", "admin"))
         let pipeline = HTTPPipeline(
-            responder: AdminGuard(policy: access, next: router), options: options, logger: logger.with("component", "http"))
+            responder: AdminGuard(policy: access, next: router), options: options, logger: logger.with("component", "http"),
+            blockingPool: workers)
         var serverConfiguration = TCPServer.Configuration(
             listeners: configuration.listeners.map {
                 ListenerConfiguration(name: $0.name, host: $0.host, port: $0.port, tls: $0.tls ? tlsContext : nil)

@@ -8,7 +8,9 @@ import Sandbox
 extension SQLiteStore {
     public func saveDevice(_ device: DeviceRecord) throws {
         let json = try Self.encodeJSON(device)
-        try write { connection in
+        let cache = deviceCache
+        // The cache follows commits in commit order (on the writer thread), as ``modifyDevice`` keeps it.
+        try write({ connection in
             try connection.withStatement(
                 """
                 INSERT INTO devices(token, record) VALUES (?, ?)
@@ -19,8 +21,7 @@ extension SQLiteStore {
                 try statement.bind(json, at: 2)
                 try statement.step()
             }
-        }
-        deviceCache.set(device, for: device.token)
+        }, committed: { _ in cache.set(device, for: device.token) })
     }
 
     /// Queued as a task of the next group commit (no commit or fsync of its own, so new tokens register at
@@ -140,13 +141,18 @@ extension SQLiteStore {
     /// Deletes the device; returns false when there was none. Its notifications stay.
     @discardableResult
     public func deleteDevice(token: String) throws -> Bool {
-        defer { deviceCache.set(nil, for: token) }
-        return try write { connection in
-            try connection.withStatement("DELETE FROM devices WHERE token = ?") { statement in
-                try statement.bind(token, at: 1)
-                try statement.step()
-                return connection.changes > 0
-            }
+        let cache = deviceCache
+        do {
+            return try write({ connection in
+                try connection.withStatement("DELETE FROM devices WHERE token = ?") { statement in
+                    try statement.bind(token, at: 1)
+                    try statement.step()
+                    return connection.changes > 0
+                }
+            }, committed: { _ in cache.set(nil, for: token) })
+        } catch {
+            cache.forget(token)  // not known either way: the next read asks the file
+            throw error
         }
     }
 

@@ -222,7 +222,7 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
     func read<Value: Sendable>(_ body: (SQLiteConnection) throws -> Value) throws -> Value {
         do {
             return try reader.withLock { connection in
-                guard let connection else { throw queue.isOpened ? StoreError.closed() : StoreError.notOpen() }
+                guard let connection else { throw queue.isOpened || queue.isClosed ? StoreError.closed() : StoreError.notOpen() }
                 return try body(connection)
             }
         } catch {

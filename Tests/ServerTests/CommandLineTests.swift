@@ -78,6 +78,12 @@ import Testing
         #expect(viaFlag.stdoutText.contains(":\(port)/healthz: 200"))
         let viaEnvironment = try await run(binary, args: ["healthcheck"], environment: ["APNS_SANDBOX_CONFIG": config])
         #expect(viaEnvironment.status == 0, "\(viaEnvironment)")
+        // A proxy in the container's environment (nothing listens on port 9) is not asked.
+        let proxied = try await run(binary, args: ["healthcheck"], environment: [
+            "APNS_SANDBOX_CONFIG": config, "http_proxy": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9",
+            "all_proxy": "http://127.0.0.1:9",
+        ])
+        #expect(proxied.status == 0, "\(proxied)")
         let elsewhere = try await run(
             binary, args: ["healthcheck"], environment: ["APNS_SANDBOX_CONFIG": config, "APNS_SANDBOX_HTTP_PORT": "1"])
         #expect(elsewhere.status == 1)

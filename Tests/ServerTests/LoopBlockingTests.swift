@@ -24,7 +24,8 @@ import TestProcessSupport
     }
 
     /// A device write that waits 600 ms for the store (its commit blocked by another process's lock) does
-    /// not hold up `GET /healthz` on the same, only, event loop: the write runs on a worker thread.
+    /// not hold up `GET /healthz` on the same, only, event loop: the write runs on a worker thread. (A guard
+    /// against regressions: the device routes were already blocking work before issue #13.)
     @Test func slowStoreWriteDoesNotDelayHealthz() async throws {
         try await withServer(configure: { $0.eventLoops = 1 }) { sandbox in
             let holder = try await Self.holdWriteLock(on: sandbox.dataDirectory + "/sandbox.sqlite", seconds: 0.6)

@@ -5,7 +5,8 @@ import Support
 import Synchronization
 import Transport
 
-/// A fixed set of worker threads running ``HandlerResult/blocking(_:)`` work in arrival order.
+/// A fixed set of worker threads running ``HandlerResult/blocking(_:)`` work in arrival order (and whatever
+/// else must not run on an event loop: the first check of a long-poll, through `submit`).
 ///
 /// The workers run at nice 5: under load (a client making the server list its store over and over)
 /// they yield the CPU to the event loops, so requests that need no store (pushes, `/healthz`) stay fast.
@@ -15,7 +16,7 @@ import Transport
 /// skipped. Threads start on first use and end at ``shutdown()``.
 ///
 /// Thread-safe: the queue lives in a `Mutex`, workers wait on a counting semaphore.
-final class BlockingWorkPool: Sendable {
+public final class BlockingWorkPool: Sendable {
     private struct State {
         var jobs: [@Sendable () -> Void] = []
         var head = 0
@@ -29,7 +30,7 @@ final class BlockingWorkPool: Sendable {
     static let niceness: Int32 = 5
 
     /// - Parameter threads: worker threads; 0 = one per core (at least 2).
-    init(threads: Int = 0) {
+    public init(threads: Int = 0) {
         self.threadCount = threads > 0 ? threads : max(2, ProcessInfo.processInfo.activeProcessorCount)
     }
 
@@ -37,7 +38,7 @@ final class BlockingWorkPool: Sendable {
     var queuedJobs: Int { state.withLock { $0.jobs.count - $0.head } }
 
     /// Runs `job` on a worker thread (after the jobs submitted before it). Dropped after shutdown.
-    func submit(_ job: @escaping @Sendable () -> Void) {
+    public func submit(_ job: @escaping @Sendable () -> Void) {
         let startThread = state.withLock { state -> Bool in
             guard !state.isShutDown else { return false }
             state.jobs.append(job)
@@ -57,7 +58,7 @@ final class BlockingWorkPool: Sendable {
     }
 
     /// Ends the workers once the jobs already queued have run.
-    func shutdown() {
+    public func shutdown() {
         let threads = state.withLock { state -> Int in
             state.isShutDown = true
             return state.threads

@@ -13,11 +13,15 @@ public final class HTTPPipeline: Sendable {
     /// Answers what a blocking job throws when the responder is not a ``Router`` (which maps its own).
     let errors: ErrorResponder
 
-    public init(responder: any HTTPResponder, options: HTTPServerOptions, logger: Logger) {
+    /// - Parameter blockingPool: Where blocking work runs (nil: a pool of `options.blockingThreads` of its
+    ///   own). ``shutdown()`` ends it either way.
+    public init(
+        responder: any HTTPResponder, options: HTTPServerOptions, logger: Logger, blockingPool: BlockingWorkPool? = nil
+    ) {
         self.responder = responder
         self.options = options
         self.logger = logger
-        self.blockingPool = BlockingWorkPool(threads: options.blockingThreads)
+        self.blockingPool = blockingPool ?? BlockingWorkPool(threads: options.blockingThreads)
         self.errors = ErrorResponder(logger: logger)
     }
 

@@ -53,6 +53,8 @@ public final class DeliveryEngine: Sendable {
     let onChange: @Sendable (NotificationRecord) -> Void
     private let shards: [SlotShard] = (0..<16).map { _ in SlotShard() }
     private let sequence = Atomic<UInt64>(0)
+    /// Set by ``stop()``: no device timer is armed again.
+    private let isStopped = Atomic<Bool>(false)
 
     /// - Parameters:
     ///   - configuration: Delivery rules.
@@ -168,6 +170,22 @@ public final class DeliveryEngine: Sendable {
         }
     }
 
+    /// Cancels every device's timer (expiry, storage limit, low-priority batch, save retry) and arms none
+    /// from now on: a server that stopped, or failed to start after ``recover()``, leaves nothing on the
+    /// clock. Records stay as they are; the next start's ``recover()`` picks them up.
+    public func stop() {
+        isStopped.store(true, ordering: .relaxed)
+        for shard in shards {
+            for slot in shard.slots.withLock({ Array($0.values) }) {
+                slot.state.withLock { state in
+                    state.timer?.cancel()
+                    state.timer = nil
+                    state.timerDeadline = nil
+                }
+            }
+        }
+    }
+
     // MARK: - Device slots
 
     private func nextSequence() -> UInt64 {
@@ -217,7 +235,7 @@ public final class DeliveryEngine: Sendable {
 
     /// Keeps exactly one clock timer per device, at the machine's next deadline.
     private func rescheduleTimer(_ state: inout DeviceSlot.State, slot: DeviceSlot, now: DeliveryInstant) {
-        let next = state.queue.nextDeadline
+        let next = isStopped.load(ordering: .relaxed) ? nil : state.queue.nextDeadline
         guard next != state.timerDeadline else { return }
         state.timer?.cancel()
         state.timer = nil

@@ -69,30 +69,28 @@ final class DeviceService: Sendable {
     /// Creates a device unless one with its token exists (checked and written in one store step, so two
     /// concurrent creations of a token cannot both succeed). - Returns: false when it existed.
     func create(_ record: DeviceRecord) throws -> Bool {
-        let change = try modify(record.token) { current in current == nil ? .save(record) : .keep }
-        let created = change.before == nil
-        if created { announce("created", token: record.token, device: record) }
-        return created
+        let change = try modify(record.token, { current in current == nil ? .save(record) : .keep },
+                                announcing: { before, _ in before == nil ? "created" : nil })
+        return change.before == nil
     }
 
     /// Creates or replaces a device (API and config seeding).
     func save(_ record: DeviceRecord) throws {
-        let change = try modify(record.token) { _ in .save(record) }
-        announce(change.before != nil ? "updated" : "created", token: record.token, device: record)
+        try modify(record.token, { _ in .save(record) }, announcing: { before, _ in before != nil ? "updated" : "created" })
     }
 
     func update(token: String, _ change: @escaping @Sendable (inout DeviceRecord) throws -> Void) throws -> DeviceRecord {
-        let modification = try modify(token) { current in
+        let modification = try modify(token, { current in
             guard var record = current else {
                 throw APIError(status: 404, code: "not_found", message: "No device \(token)")
             }
             try change(&record)
             return record == current ? .keep : .save(record)
-        }
+        }, announcing: { before, after in before != after ? "updated" : nil })
+        // `change` threw for a missing device, so both are there.
         guard let before = modification.before, let after = modification.after else {
             throw APIError(status: 404, code: "not_found", message: "No device \(token)")
         }
-        if before != after { announce("updated", token: token, device: after) }
         for app in after.apps where app.uninstalledAt != nil {
             if before.apps.first(where: { $0.bundleID == app.bundleID })?.uninstalledAt == nil {
                 try engine.uninstall(bundleID: app.bundleID, token: token)
@@ -103,23 +101,26 @@ final class DeviceService: Sendable {
     }
 
     func delete(token: String) throws -> Bool {
-        let deleted = try modify(token) { current in current == nil ? .keep : .delete }.before != nil
-        if deleted { announce("deleted", token: token, device: nil) }
-        return deleted
+        try modify(token, { current in current == nil ? .keep : .delete },
+                   announcing: { before, _ in before != nil ? "deleted" : nil }).before != nil
     }
 
     /// Read-modify-write of one device in the store, with no lock here: the store runs it as one writer
-    /// step, and the registry follows each commit in commit order (on the writer thread).
+    /// step, and the registry and the `device.updated` event (`announcing` names the change, nil: none)
+    /// follow each commit in commit order (on the writer thread; logging an event only queues it).
+    @discardableResult
     private func modify(
-        _ token: String, _ change: @escaping @Sendable (DeviceRecord?) throws -> DeviceChange
+        _ token: String, _ change: @escaping @Sendable (DeviceRecord?) throws -> DeviceChange,
+        announcing: @escaping @Sendable (_ before: DeviceRecord?, _ after: DeviceRecord?) -> String?
     ) throws -> DeviceModification {
         let registry = self.registry
-        return try devices.modifyDevice(token: token, change) { _, after in
+        return try devices.modifyDevice(token: token, change) { [self] before, after in
             if let after {
                 if let device = Self.device(from: after) { registry.upsert(device) }
             } else if let parsed = DeviceToken(hex: token) {
                 registry.remove(token: parsed)
             }
+            if let name = announcing(before, after) { announce(name, token: token, device: after) }
         }
     }
 

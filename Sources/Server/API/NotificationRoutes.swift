@@ -17,12 +17,15 @@ struct NotificationRoutes: Sendable {
     let waiters: NotificationWaiters
     /// Attachments live under `<dataDirectory>/attachments/`.
     let dataDirectory: String
+    /// Where a long-poll's first check of the store runs (the pool of the API's blocking handlers).
+    let work: BlockingWorkPool
     /// Told which records were deleted (their attachment files are removed in the background).
     var onDelete: @Sendable ([NotificationKey]) -> Void = { _ in }
 
     static let finalStatuses: [NotificationStatus] = NotificationStatus.allCases.filter(\.isFinal)
 
     func register(on router: inout Router) {
+        let errors = router.errors
         router.get("/api/v1/notifications") { request, _ in
             .blocking { try list(QueryParameters(request.query)) }
         }
@@ -30,16 +33,18 @@ struct NotificationRoutes: Sendable {
             .blocking { try delete(QueryParameters(request.query)) }
         }
         router.get("/api/v1/notifications/wait") { request, _ in
-            try waitForCount(QueryParameters(request.query), cancellation: request.cancellation)
+            let wait = try waitForCount(QueryParameters(request.query), cancellation: request.cancellation)
+            return onWorker(request, errors, wait)
         }
         router.get("/api/v1/notifications/{apnsId}") { request, parameters in
             let query = QueryParameters(request.query)
             let apnsID = parameters["apnsId"] ?? ""
-            // The plain read on a worker; a long-poll parks a waiter after one indexed read on the loop.
+            // The plain read is blocking work; a long-poll's first read runs on a worker too, then it parks.
             guard try query.seconds("wait", in: 0...300) ?? 0 > 0 else {
                 return .blocking { .json(encoding: NotificationDTO(try find(apnsID, query))) }
             }
-            return try get(apnsID, query, cancellation: request.cancellation)
+            let wait = try waiting(for: apnsID, query, cancellation: request.cancellation)
+            return onWorker(request, errors, wait)
         }
         router.get("/api/v1/notifications/{apnsId}/attachments/{identifier}") { request, parameters in
             .blocking {
@@ -118,23 +123,42 @@ struct NotificationRoutes: Sendable {
         return record
     }
 
-    /// The notification with this apns-id on `?device=` (the newest with it when no device is given),
-    /// at once or, with `wait`, once it is final.
-    /// A client that leaves (`cancellation`) takes its waiter with it.
-    func get(
-        _ apnsID: String, _ query: QueryParameters, cancellation: RequestCancellation = RequestCancellation()
-    ) throws -> HandlerResult {
-        let wait = try query.seconds("wait", in: 0...300) ?? 0
-        let record = try find(apnsID, query)
-        if wait <= 0 || record.status.isFinal {
-            return .response(.json(encoding: NotificationDTO(record)))
+    /// A long-poll's body: it runs on a worker (``onWorker(_:_:_:)``) and calls `respond` once, at once
+    /// when there is nothing to wait for, else when its waiter fires.
+    typealias WorkerBody = @Sendable (_ respond: @escaping @Sendable (HTTPResponse) -> Void) throws -> Void
+
+    /// Runs `body` on a worker thread, never on the connection's loop; what it throws is answered by the
+    /// router's error mapping.
+    private func onWorker(_ request: HTTPRequest, _ errors: ErrorResponder, _ body: @escaping WorkerBody) -> HandlerResult {
+        let work = self.work
+        return .deferred { respond in
+            work.submit {
+                do {
+                    try body(respond)
+                } catch {
+                    respond(errors.response(for: error, to: request))
+                }
+            }
         }
+    }
+
+    /// The notification with this apns-id on `?device=` (the newest with it when no device is given),
+    /// at once when it is final (or `wait` is 0), else once it is final or `wait` runs out.
+    /// A client that leaves (`cancellation`) takes its waiter with it.
+    func waiting(
+        for apnsID: String, _ query: QueryParameters, cancellation: RequestCancellation = RequestCancellation()
+    ) throws -> WorkerBody {
+        let wait = try query.seconds("wait", in: 0...300) ?? 0
         let repository = notifications
         let parked = waiters
-        // The wait follows the notification found (its device), even when the apns-id goes to another
-        // device meanwhile.
-        let device = record.deviceToken
-        return .deferred { respond in
+        return { [self] respond in
+            let record = try find(apnsID, query)
+            if wait <= 0 || record.status.isFinal {
+                return respond(.json(encoding: NotificationDTO(record)))
+            }
+            // The wait follows the notification found (its device), even when the apns-id goes to another
+            // device meanwhile.
+            let device = record.deviceToken
             let waiter = parked.wait(forFinal: apnsID, deviceToken: device, timeoutSeconds: wait) {
                 respond(Self.currentAnswer(repository, apnsID: apnsID, deviceToken: device, fallback: record))
             }
@@ -160,24 +184,25 @@ struct NotificationRoutes: Sendable {
         .json(encoding: NotificationDTO(read(repository, apnsID: apnsID, deviceToken: deviceToken) ?? fallback))
     }
 
+    /// Answers when `count` records matching the filter are final (408 with the current page at `timeout`).
     /// A client that leaves (`cancellation`) takes its waiter with it.
     func waitForCount(
         _ query: QueryParameters, cancellation: RequestCancellation = RequestCancellation()
-    ) throws -> HandlerResult {
+    ) throws -> WorkerBody {
         let filter = try filter(from: query)
         let count = try query.integer("count", default: 1, in: 1...100_000)
         let timeout = try query.seconds("timeout", in: 0...300) ?? 10
         let notifications = self.notifications
+        let waiters = self.waiters
         let finalCount: @Sendable () -> Int = {
             Self.finalCount(notifications, filter)
         }
-        if finalCount() >= count || timeout == 0 {
-            return .response(waitAnswer(filter: filter, count: count, satisfied: finalCount() >= count))
-        }
-        let waiters = self.waiters
-        return .deferred { respond in
-            let missing = count - finalCount()
-            let waiter = waiters.wait(for: filter, missing: missing, until: { finalCount() >= count }, timeoutSeconds: timeout) {
+        return { [self] respond in
+            let already = finalCount()
+            if already >= count || timeout == 0 {
+                return respond(waitAnswer(filter: filter, count: count, satisfied: already >= count))
+            }
+            let waiter = waiters.wait(for: filter, missing: count - already, until: { finalCount() >= count }, timeoutSeconds: timeout) {
                 respond(waitAnswer(filter: filter, count: count, satisfied: finalCount() >= count))
             }
             cancellation.onCancel { waiters.cancel(waiter) }
