@@ -187,7 +187,8 @@ public final class SandboxServer: Sendable {
         CredentialRoutes.register(on: &router, dataDirectory: dataDirectory)
         // The API's blocking handlers and the long-polls' first reads share one worker pool (threads start on
         // first use; the HTTP pipeline's stop ends them).
-        let workers = BlockingWorkPool(threads: Self.httpOptions(from: configuration).blockingThreads)
+        var options = Self.httpOptions(from: configuration)
+        let workers = BlockingWorkPool(threads: options.blockingThreads)
         NotificationRoutes(notifications: store, waiters: waiters, dataDirectory: dataDirectory, work: workers,
                            onDelete: { removed in attachments.removed(removed) }).register(on: &router)
         DeviceRoutes(service: devices).register(on: &router)
@@ -196,7 +197,6 @@ public final class SandboxServer: Sendable {
         WebhookRoutes(repository: outbox, dispatcher: webhooks).register(on: &router)
         OpenAPIDocument.register(on: &router)
 
-        var options = Self.httpOptions(from: configuration)
         options.oversizedBodyResponder = { request in provider.answerOversized(request) }
         options.oversizedHeadersResponder = { request in provider.answerOversizedHeaders(request) }
         let streamsBeforeAuthentication = UInt32(clamping: max(0, settings.streamsBeforeAuthentication))

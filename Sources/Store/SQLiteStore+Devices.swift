@@ -10,18 +10,8 @@ extension SQLiteStore {
         let json = try Self.encodeJSON(device)
         let cache = deviceCache
         // The cache follows commits in commit order (on the writer thread), as ``modifyDevice`` keeps it.
-        try write({ connection in
-            try connection.withStatement(
-                """
-                INSERT INTO devices(token, record) VALUES (?, ?)
-                ON CONFLICT(token) DO UPDATE SET record = excluded.record
-                """
-            ) { statement in
-                try statement.bind(device.token, at: 1)
-                try statement.bind(json, at: 2)
-                try statement.step()
-            }
-        }, committed: { _ in cache.set(device, for: device.token) })
+        try write({ connection in try Self.upsertDevice(token: device.token, json: json, on: connection) },
+                  committed: { _ in cache.set(device, for: device.token) })
     }
 
     /// Queued as a task of the next group commit (no commit or fsync of its own, so new tokens register at
@@ -80,20 +70,10 @@ extension SQLiteStore {
                 return DeviceModification(before: before, after: before)
             case .save(let record):
                 precondition(record.token == token, "modifyDevice saves the device it read")
-                let json = try Self.encodeJSON(record)
-                try connection.withStatement(
-                    "INSERT INTO devices(token, record) VALUES (?, ?) ON CONFLICT(token) DO UPDATE SET record = excluded.record"
-                ) { statement in
-                    try statement.bind(token, at: 1)
-                    try statement.bind(json, at: 2)
-                    try statement.step()
-                }
+                try Self.upsertDevice(token: token, json: try Self.encodeJSON(record), on: connection)
                 return DeviceModification(before: before, after: record)
             case .delete:
-                try connection.withStatement("DELETE FROM devices WHERE token = ?") { statement in
-                    try statement.bind(token, at: 1)
-                    try statement.step()
-                }
+                try Self.deleteDevice(token: token, on: connection)
                 return DeviceModification(before: before, after: nil)
             }
         }, committed: { modification in
@@ -112,6 +92,27 @@ extension SQLiteStore {
 
     private func readDevice(token: String) throws -> DeviceRecord? {
         try read { connection in try Self.readDevice(token: token, on: connection) }
+    }
+
+    /// Creates or replaces the device row (on the writer's connection).
+    private static func upsertDevice(token: String, json: [UInt8], on connection: SQLiteConnection) throws {
+        try connection.withStatement(
+            "INSERT INTO devices(token, record) VALUES (?, ?) ON CONFLICT(token) DO UPDATE SET record = excluded.record"
+        ) { statement in
+            try statement.bind(token, at: 1)
+            try statement.bind(json, at: 2)
+            try statement.step()
+        }
+    }
+
+    /// - Returns: false when there was no such row.
+    @discardableResult
+    private static func deleteDevice(token: String, on connection: SQLiteConnection) throws -> Bool {
+        try connection.withStatement("DELETE FROM devices WHERE token = ?") { statement in
+            try statement.bind(token, at: 1)
+            try statement.step()
+            return connection.changes > 0
+        }
     }
 
     private static func readDevice(token: String, on connection: SQLiteConnection) throws -> DeviceRecord? {
@@ -143,13 +144,8 @@ extension SQLiteStore {
     public func deleteDevice(token: String) throws -> Bool {
         let cache = deviceCache
         do {
-            return try write({ connection in
-                try connection.withStatement("DELETE FROM devices WHERE token = ?") { statement in
-                    try statement.bind(token, at: 1)
-                    try statement.step()
-                    return connection.changes > 0
-                }
-            }, committed: { _ in cache.set(nil, for: token) })
+            return try write({ connection in try Self.deleteDevice(token: token, on: connection) },
+                             committed: { _ in cache.set(nil, for: token) })
         } catch {
             cache.forget(token)  // not known either way: the next read asks the file
             throw error

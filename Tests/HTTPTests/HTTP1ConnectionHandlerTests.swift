@@ -10,19 +10,11 @@ struct HTTP1ConnectionHandlerTests {
         "GET \(path) HTTP/1.1\r\nHost: sandbox.test\r\n\(extra)\r\n"
     }
 
-    private func makeHarness(
-        _ backend: TestBackend, _ change: (inout HTTPServerOptions) -> Void = { _ in }
-    ) throws -> HandlerHarness {
-        var options = HTTPServerOptions()
-        change(&options)
-        return try HandlerHarness(options: options) { backend.handle($0) }
-    }
-
     /// Pipelined requests all start, and their responses go out in request order even when the first is
     /// answered last; the connection stays open (keep-alive).
     @Test func pipelinedResponsesKeepRequestOrder() throws {
         let backend = TestBackend()
-        let harness = try makeHarness(backend)
+        let harness = try HandlerHarness(backend)
         defer { harness.stop() }
         let early = try harness.run { h in
             h.conn.receive(Self.get("/slow") + Self.get("/ok"))
@@ -43,7 +35,7 @@ struct HTTP1ConnectionHandlerTests {
     /// neither read nor handled.
     @Test func connectionCloseEndsTheConnectionAfterItsResponse() throws {
         let backend = TestBackend()
-        let harness = try makeHarness(backend)
+        let harness = try HandlerHarness(backend)
         defer { harness.stop() }
         let (responses, closing) = try harness.run { h in
             h.conn.receive(Self.get("/ok", "Connection: close\r\n") + Self.get("/ok"))
@@ -59,7 +51,7 @@ struct HTTP1ConnectionHandlerTests {
     /// connection closes. An idle connection closes at once.
     @Test func shutdownWhileARequestIsInFlightAnswersItThenCloses() throws {
         let backend = TestBackend()
-        let harness = try makeHarness(backend)
+        let harness = try HandlerHarness(backend)
         defer { harness.stop() }
         let closingAtShutdown = try harness.run { h in
             h.conn.receive(Self.get("/slow"))
@@ -73,7 +65,7 @@ struct HTTP1ConnectionHandlerTests {
         #expect(responses.map(\.status) == [200])
         #expect(responses.map(\.body) == ["finished"])
 
-        let idle = try makeHarness(backend)
+        let idle = try HandlerHarness(backend)
         defer { idle.stop() }
         let closed = try idle.run { h in
             h.conn.receive(Self.get("/ok"))
@@ -86,7 +78,7 @@ struct HTTP1ConnectionHandlerTests {
     /// A request partly read when the shutdown comes is still read and answered, with `connection: close`.
     @Test func shutdownMidRequestAnswersItWithConnectionClose() throws {
         let backend = TestBackend()
-        let harness = try makeHarness(backend)
+        let harness = try HandlerHarness(backend)
         defer { harness.stop() }
         let request = Self.get("/ok")
         let (closingEarly, responses, closing) = try harness.run { h in
@@ -106,7 +98,7 @@ struct HTTP1ConnectionHandlerTests {
     /// request starts and reading pauses; each time it reads, the next request is handled.
     @Test func pipelinedRequestsStopAtTheOutputBudget() throws {
         let backend = TestBackend()
-        let harness = try makeHarness(backend) { $0.maxOutputBytesPerConnection = 16_384 }
+        let harness = try HandlerHarness(backend) { $0.maxOutputBytesPerConnection = 16_384 }
         defer { harness.stop() }
         let paused = try harness.run { h in
             h.conn.isPeerReading = false
@@ -131,7 +123,7 @@ struct HTTP1ConnectionHandlerTests {
     /// one, and the request is answered over HTTP/2 as stream 1.
     @Test func h2cUpgradeHandsTheConnectionToHTTP2() throws {
         let backend = TestBackend()
-        let harness = try makeHarness(backend)
+        let harness = try HandlerHarness(backend)
         defer { harness.stop() }
         let settings: [UInt8] = [0, 3, 0, 0, 0, 100, 0, 4, 0, 0, 0xFF, 0xFF]  // "AAMAAABkAAQAAP__"
         let (head, isHTTP2, status) = try harness.run { h in
@@ -153,7 +145,7 @@ struct HTTP1ConnectionHandlerTests {
     /// A request that cannot be parsed is answered 400 with a JSON error, then the connection closes.
     @Test func malformedRequestIsAnswered400ThenCloses() throws {
         let backend = TestBackend()
-        let harness = try makeHarness(backend)
+        let harness = try HandlerHarness(backend)
         defer { harness.stop() }
         let (responses, closing) = try harness.run { h in
             h.conn.receive("GET /ok HTTP/1.1\r\n\r\n")  // no Host

@@ -10,18 +10,10 @@ import Transport
 struct HTTP2ConnectionHandlerTests {
     private static let shutdown = #"{"reason":"Shutdown"}"#
 
-    private func makeHarness(
-        _ backend: TestBackend, _ change: (inout HTTPServerOptions) -> Void = { _ in }
-    ) throws -> HandlerHarness {
-        var options = HTTPServerOptions()
-        change(&options)
-        return try HandlerHarness(options: options) { backend.handle($0) }
-    }
-
     /// A request is answered with one HEADERS frame with END_STREAM and no DATA; the connection stays open.
     @Test func answersWithHeadersOnly() throws {
         let backend = TestBackend()
-        let harness = try makeHarness(backend)
+        let harness = try HandlerHarness(backend)
         defer { harness.stop() }
         let (status, events, closing) = try harness.run { h in
             h.client.request(path: "/ok")
@@ -39,7 +31,7 @@ struct HTTP2ConnectionHandlerTests {
     /// the connection closes.
     @Test func shutdownLetsStreamsInFlightCompleteThenSendsTheFinalGoAwayAndCloses() throws {
         let backend = TestBackend()
-        let harness = try makeHarness(backend)
+        let harness = try HandlerHarness(backend)
         defer { harness.stop() }
         try harness.run { h in
             h.client.request(path: "/slow")  // stream 1, answered later
@@ -82,7 +74,7 @@ struct HTTP2ConnectionHandlerTests {
     /// A connection without request activity for `idleTimeout` gets GOAWAY NO_ERROR IdleTimeout, then closes.
     @Test func idleConnectionGetsGoAwayIdleTimeoutAndCloses() throws {
         let backend = TestBackend()
-        let harness = try makeHarness(backend) { $0.idleTimeout = 1_000_000_000 }
+        let harness = try HandlerHarness(backend) { $0.idleTimeout = 1_000_000_000 }
         defer { harness.stop() }
         let (goAways, closing) = try harness.run { h in
             // Half the idle timeout after a moment before the request: early whatever the machine's stalls.
@@ -103,7 +95,7 @@ struct HTTP2ConnectionHandlerTests {
     /// A frame the protocol forbids (DATA on stream 0) is answered with GOAWAY PROTOCOL_ERROR, then the close.
     @Test func protocolErrorGetsGoAwayProtocolErrorAndCloses() throws {
         let backend = TestBackend()
-        let harness = try makeHarness(backend)
+        let harness = try HandlerHarness(backend)
         defer { harness.stop() }
         let (goAways, closing) = try harness.run { h in
             h.client.exchange(with: h.conn)
@@ -133,7 +125,7 @@ struct HTTP2ConnectionHandlerTests {
     /// streams still open is cancelled and the connection closes.
     @Test func rapidResetPastTheBurstGetsEnhanceYourCalm() throws {
         let backend = TestBackend()
-        let harness = try makeHarness(backend) {
+        let harness = try HandlerHarness(backend) {
             $0.streamResetBurst = 3
             // A refill too slow to matter within the test, however long the machine stalls it.
             $0.streamResetsPerSecond = 0.001
@@ -160,7 +152,7 @@ struct HTTP2ConnectionHandlerTests {
     /// no GOAWAY, and the connection serves the next request.
     @Test func resetMidResponseEndsTheStreamOnly() throws {
         let backend = TestBackend()
-        let harness = try makeHarness(backend)
+        let harness = try HandlerHarness(backend)
         defer { harness.stop() }
         let first = try harness.run { h in
             h.client.request(path: "/stream")
@@ -189,7 +181,7 @@ struct HTTP2ConnectionHandlerTests {
     /// wait stops the work: no further request starts until it reads, then all are answered in full.
     @Test func outputOverTheBudgetHoldsBackNewRequests() throws {
         let backend = TestBackend()
-        let harness = try makeHarness(backend) { $0.maxOutputBytesPerConnection = 16_384 }
+        let harness = try HandlerHarness(backend) { $0.maxOutputBytesPerConnection = 16_384 }
         defer { harness.stop() }
         try harness.run { h in
             for _ in 0..<4 { h.client.request(path: "/big") }
@@ -198,7 +190,7 @@ struct HTTP2ConnectionHandlerTests {
         }
         #expect(backend.calls.count == 1, "the first response fills the budget")
 
-        let harness2 = try makeHarness(backend) { $0.maxOutputBytesPerConnection = 16_384 }
+        let harness2 = try HandlerHarness(backend) { $0.maxOutputBytesPerConnection = 16_384 }
         defer { harness2.stop() }
         let bodies = try harness2.run { h in
             for _ in 0..<4 { h.client.request(path: "/big") }

@@ -152,6 +152,13 @@ final class HandlerHarness: @unchecked Sendable {
         }
     }
 
+    /// A harness whose requests `backend` answers, with `change` applied to the default options.
+    convenience init(_ backend: TestBackend, _ change: (inout HTTPServerOptions) -> Void = { _ in }) throws {
+        var options = HTTPServerOptions()
+        change(&options)
+        try self.init(options: options) { backend.handle($0) }
+    }
+
     /// Stops the loop (closing the connection first, so handlers release their work).
     func stop() {
         try? run { $0.connection?.close() }

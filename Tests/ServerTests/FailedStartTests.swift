@@ -190,25 +190,7 @@ final class ListeningSocket: Sendable {
     let port: Int
 
     init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw ProcessError("socket: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let rc = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
-                guard bind(fd, pointer, length) == 0, listen(fd, 16) == 0 else { return -1 }
-                return getsockname(fd, pointer, &length)
-            }
-        }
-        guard rc == 0 else {
-            Glibc.close(fd)
-            throw ProcessError("bind/listen: errno \(errno)")
-        }
-        self.fd = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (fd, port) = try RawSocket.bindLoopback(listening: true)
     }
 
     deinit {

@@ -107,9 +107,15 @@ final class RawSocket: @unchecked Sendable {
 
     /// A free TCP port on 127.0.0.1 right now (bound to port 0, read back, released).
     static func freePort() throws -> Int {
+        let (fd, port) = try bindLoopback(listening: false)
+        Glibc.close(fd)
+        return port
+    }
+
+    /// A socket bound to a free port of 127.0.0.1 (listening, if asked), and that port. The caller closes it.
+    static func bindLoopback(listening: Bool) throws -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw ProcessError("socket: errno \(errno)") }
-        defer { Glibc.close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = 0
@@ -117,12 +123,16 @@ final class RawSocket: @unchecked Sendable {
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let rc = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
-                guard bind(fd, pointer, length) == 0 else { return -1 }
+                guard bind(fd, pointer, length) == 0, !listening || listen(fd, 16) == 0 else { return -1 }
                 return getsockname(fd, pointer, &length)
             }
         }
-        guard rc == 0 else { throw ProcessError("bind/getsockname: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        guard rc == 0 else {
+            let error = errno
+            Glibc.close(fd)
+            throw ProcessError("bind/listen/getsockname: errno \(error)")
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 }
 
