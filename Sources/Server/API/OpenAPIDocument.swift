@@ -1,15 +1,60 @@
 // APNs Sandbox — the OpenAPI 3.1 description of the REST API, served at /api/v1/openapi.json.
+import Foundation
 import HTTP
 
 /// The API's OpenAPI document. Kept next to the routes it describes; the schemathesis run in the
 /// tests checks that the server answers as documented.
+///
+/// The document is `base` with the `fragments` of other files merged in (their `paths` and
+/// `components.schemas`), so each group of routes can describe itself next to its code
+/// (`OpenAPIDocument+<Area>.swift`). A fragment is a JSON object `{"paths": {…}, "components": {"schemas": {…}}}`;
+/// a path or schema name defined twice is a programming error (the merge traps, and every test that serves
+/// the document finds it).
 enum OpenAPIDocument {
     static func register(on router: inout Router) {
         let body = Array(json.utf8)
         router.get("/api/v1/openapi.json") { _, _ in .response(.json(body)) }
     }
 
-    static let json = #"""
+    /// The fragments merged into `base`, in this order.
+    static let fragments: [String] = []
+
+    /// The whole document (keys sorted).
+    static let json: String = merged(base: base, fragments: fragments)
+
+    static func merged(base: String, fragments: [String]) -> String {
+        guard !fragments.isEmpty else { return base }
+        func object(_ text: String) -> [String: Any] {
+            guard let parsed = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+                preconditionFailure("an OpenAPI fragment is not a JSON object")
+            }
+            return parsed
+        }
+        var document = object(base)
+        var paths = document["paths"] as? [String: Any] ?? [:]
+        var components = document["components"] as? [String: Any] ?? [:]
+        var schemas = components["schemas"] as? [String: Any] ?? [:]
+        for fragment in fragments.map(object) {
+            for (path, item) in fragment["paths"] as? [String: Any] ?? [:] {
+                precondition(paths[path] == nil, "OpenAPI path \(path) is described twice")
+                paths[path] = item
+            }
+            let fragmentSchemas = (fragment["components"] as? [String: Any])?["schemas"] as? [String: Any] ?? [:]
+            for (name, schema) in fragmentSchemas {
+                precondition(schemas[name] == nil, "OpenAPI schema \(name) is described twice")
+                schemas[name] = schema
+            }
+        }
+        components["schemas"] = schemas
+        document["paths"] = paths
+        document["components"] = components
+        guard let data = try? JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes]) else {
+            preconditionFailure("the OpenAPI document cannot be written")
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static let base = #"""
     {
       "openapi": "3.1.0",
       "info": {
