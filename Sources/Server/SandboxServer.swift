@@ -47,8 +47,11 @@ public final class SandboxServer: Sendable {
     /// Delivers events to webhook subscriptions.
     public let webhooks: WebhookDispatcher
     let eventHub: EventStreamHub
-    /// Time and timers of delivery, extensions and retention.
-    let clock: SystemClock
+    /// Time and timers of delivery, extensions, webhooks and retention: the system clock, or with `clock.virtual`
+    /// a ``VirtualClock`` that `/api/v1/clock` steers.
+    let clock: any SandboxClock
+    /// Reads and steers ``clock`` for the API (and a reset of the sandbox: ``ClockService/reset()``).
+    let clockService: ClockService
     /// Held from the start of `init` until the end of `shutdown()` or of a failed `start()` (or until the
     /// object goes).
     private let directoryLock: DataDirectoryLock
@@ -113,7 +116,7 @@ public final class SandboxServer: Sendable {
         let outbox = try Self.makeStore(outboxFile, settings: storage)
         Self.logHealthChanges(of: outbox, role: outboxFile.role, logger: logger)
         self.outbox = outbox
-        let clock = SystemClock()
+        let clock = ClockService.makeClock(configuration.clock)
         self.clock = clock
         let waiters = NotificationWaiters()
         let eventHub = EventStreamHub(
@@ -166,6 +169,9 @@ public final class SandboxServer: Sendable {
             store: store, outbox: outbox, clock: clock, settings: Retention.Settings(configuration),
             attachments: attachments, logger: logger)
         self.retention = retention
+        // After a jump of a virtual clock what became old is pruned at once, not an interval later.
+        let clockService = ClockService(clock: clock, events: recorder, onChange: { retention.pruneSoon() })
+        self.clockService = clockService
         let pushes = RecentPushes(capacity: settings.recentPushCapacity)
         self.pushes = pushes
         let keys = try ProviderKeyStore(teams: configuration.teams, baseDirectory: configuration.baseDirectory)
@@ -195,6 +201,7 @@ public final class SandboxServer: Sendable {
         AppRoutes(devices: store, registry: registry, execPolicy: execPolicy).register(on: &router)
         EventRoutes(hub: eventHub).register(on: &router)
         WebhookRoutes(repository: outbox, dispatcher: webhooks).register(on: &router)
+        ClockRoutes(service: clockService).register(on: &router)
         OpenAPIDocument.register(on: &router)
 
         options.oversizedBodyResponder = { request in provider.answerOversized(request) }

@@ -12,6 +12,8 @@ public enum SandboxEventType: String, Sendable, CaseIterable, Codable {
     case notificationExpired = "notification.expired"
     case notificationDiscarded = "notification.discarded"
     case deviceUpdated = "device.updated"
+    /// The virtual clock was frozen, advanced, set, resumed or put back to real time (`/api/v1/clock`).
+    case clockChanged = "clock.changed"
     /// Sent only to one webhook subscription on request (`POST /api/v1/webhooks/{id}/test`); never logged.
     case webhookTest = "webhook.test"
 
