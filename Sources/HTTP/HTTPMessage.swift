@@ -126,6 +126,7 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: HTTPFields
     public var body: [UInt8]
+    public var connectionFault: ConnectionFault? = nil
 
     public init(status: Int, headers: HTTPFields = HTTPFields(), body: [UInt8] = []) {
         self.status = status
