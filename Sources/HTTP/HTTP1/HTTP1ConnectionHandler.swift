@@ -82,6 +82,8 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
     let info: ConnectionInfo
     /// The exchange whose streaming body is being sent (always `queue.first`).
     var streaming: Exchange?
+    /// Connection faults in progress: stalls, their timers (`+Faults.swift`).
+    var faults = FaultState()
 
     init(connection: any ConnectionContext, pipeline: HTTPPipeline) {
         self.connection = connection
@@ -103,7 +105,9 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
     var heldOutputBytes: Int { connection.pendingOutputBytes + output.count + queuedResponseBytes }
 
     func parse() {
-        while lifecycle.readsRequests && queue.count < pipeline.options.maxPipelinedRequests && unsafeBlockingJobs == 0 {
+        while lifecycle.readsRequests && queue.count < pipeline.options.maxPipelinedRequests && unsafeBlockingJobs == 0
+            && faults.stalls == 0
+        {
             guard connectionGuard.mayStartRequest(heldBytes: heldOutputBytes) else {
                 // Resumed by connectionDidDrainOutput, or by the queued responses going out.
                 isOutputHeld = true
@@ -152,9 +156,12 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
         }
     }
 
-    private func updateReading() {
+    /// Reading pauses while too many requests are queued, the output waits for the client, or a stall holds
+    /// the connection.
+    func updateReading() {
         connection.setReadingPaused(
-            queue.count >= pipeline.options.maxPipelinedRequests || !lifecycle.readsRequests || isOutputHeld)
+            queue.count >= pipeline.options.maxPipelinedRequests || !lifecycle.readsRequests || isOutputHeld
+                || faults.stalls > 0)
     }
 
     private func startExchange(head: HTTP1RequestHead, body: [UInt8]) {
@@ -254,6 +261,10 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
                 if !first.isStreaming { beginStreaming(first, writer: writer) }
                 return
             }
+            if let fault = response.connectionFault {
+                guard carryOut(fault, response, of: first) else { return }
+                continue
+            }
             queue.removeFirst()
             lastRequestActivity = MonotonicClock.nanoseconds()
             queuedResponseBytes -= response.body.count
@@ -319,6 +330,7 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
 
     func connectionDidClose(_ connection: any ConnectionContext) {
         lifecycle.connectionClosed()
+        endFaults()
         let writers = queue.compactMap(\.bodyWriter)
         let waiting = queue.map(\.request.cancellation)
         queue.removeAll()
