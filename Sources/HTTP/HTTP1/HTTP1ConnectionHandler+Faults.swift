@@ -24,6 +24,7 @@ extension HTTP1ConnectionHandler {
             closeWithoutAnswer()
             return false
         case .close:
+            // (Acted on when the response was set, at once; here for completeness.)
             connection.close()
             return false
         case .stall(let nanoseconds):

@@ -249,7 +249,10 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
     }
 
     /// Records a finished response (counted as held output until it is written).
+    /// The ``ConnectionFault/close`` fault acts here, at once (answers still queued are dropped); the others when
+    /// the response reaches the head of the queue (``writeReadyResponses()``).
     func setResponse(_ response: HTTPResponse, of exchange: Exchange) {
+        if case .close? = response.connectionFault { return connection.close() }
         exchange.response = response
         queuedResponseBytes += response.body.count
     }
