@@ -5,7 +5,10 @@
 /// Set on ``HTTPResponse/connectionFault``; HTTP/2 (`HTTP2ConnectionHandler+Faults.swift`) and HTTP/1.1
 /// (`HTTP1ConnectionHandler+Faults.swift`) carry it out where the response would go on the wire. A streaming
 /// response (``HandlerResult/stream(_:_:)``) ignores a fault on its head.
-public enum ConnectionFault: Sendable, Equatable {
+///
+/// `indirect`: boxed, so ``HTTPResponse/connectionFault`` is one pointer (nil when there is no fault) and a
+/// response without a fault stays as cheap to copy as before (8 bytes more, instead of 24).
+public indirect enum ConnectionFault: Sendable, Equatable {
     /// HTTP/2: the stream is not answered; GOAWAY with `errorCode` and `debugData` whose last-stream-id is the
     /// stream before this one (id − 2, at least 0), then the connection closes once the GOAWAY is out (what was
     /// queued before goes first). HTTP/1.1: the connection closes without an answer.

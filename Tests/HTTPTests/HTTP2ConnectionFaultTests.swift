@@ -222,6 +222,28 @@ struct HTTP2ConnectionFaultTests {
         #expect(frames[0].receivedAt &- start >= ms(80))
     }
 
+    /// A trickle slower than `sendTimeout` is not reset for it: the pace, not the peer, holds the response.
+    @Test func aTrickleSlowerThanTheSendTimeoutCompletes() throws {
+        let backend = TestBackend()
+        let harness = try HandlerHarness(
+            backend, faults: ["/fault": .trickle(bytesPerChunk: 2, intervalNanoseconds: ms(80))], body: "0123") {
+            $0.sendTimeout = ms(20)
+        }
+        defer { harness.stop() }
+        try harness.run { h in
+            h.client.request(path: "/fault")
+            h.client.exchange(with: h.conn)
+        }
+        #expect(try harness.waitUntil { h in
+            h.conn.tick()
+            h.client.exchange(with: h.conn)
+            return h.client.closedStreams[1] != nil
+        })
+        let (closed, body) = try harness.run { h in (h.client.closedStreams[1], h.client.bodies[1]) }
+        #expect(closed == 0, "completed, not reset")
+        #expect(body.map { String(decoding: $0, as: UTF8.self) } == "0123")
+    }
+
     /// A connection closed mid-trickle: the pace's timer is cancelled, nothing more is written.
     @Test func closeDuringATrickleCancelsItsTimer() throws {
         let backend = TestBackend()

@@ -134,6 +134,8 @@ extension HTTP2ConnectionHandler {
         scheduleFaultTimer(after: nanoseconds) { handler in
             guard let session = handler.session, let stream = handler.streams[streamID], let pacing = stream.pacing,
                   !stream.isClosed, !pacing.isFinished else { return }
+            // `sendTimeout` counts from when the pace lets a chunk go (``Stream/isWaitingForPace``).
+            stream.lastDataAt = handler.currentTime
             pacing.allowance = pacing.bytesPerChunk
             pacing.hasTicked = true
             nghttp2_session_resume_data(session, streamID)
@@ -187,5 +189,14 @@ extension HTTP2ConnectionHandler {
         }
         faults.cut = (limit, until, timer)
         advertiseStreamLimit()
+    }
+}
+
+extension HTTP2ConnectionHandler.Stream {
+    /// A trickled response whose next chunk waits for the pace, not for the peer: not a response the peer stalls
+    /// (`sendTimeout` does not apply meanwhile).
+    var isWaitingForPace: Bool {
+        guard let pacing else { return false }
+        return pacing.allowance <= 0 && !pacing.isFinished
     }
 }

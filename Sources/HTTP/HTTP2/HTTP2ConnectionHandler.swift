@@ -264,7 +264,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
             // A request still arriving after the timeout (slowloris, or an upload answered early with 413
             // that keeps going); a response the peer has taken nothing of (no window) for too long.
             let isStalledRequest = !stream.requestEnded && now &- stream.startedAt > options.requestTimeout
-            let isStalledResponse = stream.hasPendingResponse
+            let isStalledResponse = stream.hasPendingResponse && !stream.isWaitingForPace
                 && now &- max(stream.lastDataAt, stream.startedAt) > options.sendTimeout
             guard isStalledRequest || isStalledResponse else { continue }
             stream.isResetting = true
