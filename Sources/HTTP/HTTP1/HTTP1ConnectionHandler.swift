@@ -29,7 +29,8 @@ import Transport
 ///
 /// Keep-alive, the last request, graceful shutdown and the switch to HTTP/2 are decided by an
 /// ``HTTP1ConnectionStateMachine``. Streaming bodies are in `HTTP1ConnectionHandler+Streaming.swift`, requests
-/// and errors in `+Requests.swift`, the h2c upgrade in `+Upgrade.swift`.
+/// and errors in `+Requests.swift`, the h2c upgrade in `+Upgrade.swift`, a response's ``ConnectionFault`` in
+/// `+Faults.swift`.
 ///
 /// Threading: confined to the connection's loop.
 final class HTTP1ConnectionHandler: ConnectionHandler {

@@ -36,7 +36,8 @@ import Transport
 /// Every GOAWAY the server decides on carries Apple's debug data, `{"reason":"…"}` (``GoAwayReason``):
 /// `IdleTimeout`, `Shutdown` (notice and final GOAWAY), and the ENHANCE_YOUR_CALM reasons. Which GOAWAY goes
 /// out when, and when the connection closes, is decided by an ``HTTP2SessionStateMachine``
-/// (`HTTP2ConnectionHandler+GoAway.swift` carries out its actions).
+/// (`HTTP2ConnectionHandler+GoAway.swift` carries out its actions). A response's ``ConnectionFault`` is carried
+/// out in `HTTP2ConnectionHandler+Faults.swift` (its GOAWAY through the state machine too).
 ///
 /// Threading: confined to the connection's loop. nghttp2 callbacks are non-capturing
 /// trampolines that recover `self` from `user_data` (unretained: `self` owns the session).
