@@ -57,7 +57,6 @@ def reason_of(body: bytes) -> tuple[str | None, int | None]:
 
 async def run_aioapns(args: argparse.Namespace) -> dict:
     from aioapns import APNs, NotificationRequest, PushType
-    from aioapns import connection as aioapns_connection
 
     with open(args.key_file) as f:
         key = f.read()
@@ -81,7 +80,6 @@ async def run_aioapns(args: argparse.Namespace) -> dict:
     finally:
         client.pool.close()
         await asyncio.sleep(0)
-    _ = aioapns_connection
     return {"results": results}
 
 
@@ -169,6 +167,7 @@ def h2_push(args: argparse.Namespace, timeout: float) -> dict:
               "dataChunks": [], "closed": False, "timedOut": False, "elapsedMs": None}
     deadline = started + timeout
     done = False
+    response_body = b""
     while not done:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
@@ -186,7 +185,6 @@ def h2_push(args: argparse.Namespace, timeout: float) -> dict:
         if not data:
             report["closed"] = True
             break
-        response_body = b""
         for event in conn.receive_data(data):
             if isinstance(event, h2.events.RemoteSettingsChanged):
                 changed = event.changed_settings.get(h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS)
