@@ -47,6 +47,8 @@ public final class SandboxServer: Sendable {
     /// Delivers events to webhook subscriptions.
     public let webhooks: WebhookDispatcher
     let eventHub: EventStreamHub
+    /// Fault rules (`/api/v1/faults`, the configuration's `faults`).
+    let faults: FaultService
     /// Time and timers of delivery, extensions and retention.
     let clock: SystemClock
     /// Held from the start of `init` until the end of `shutdown()` or of a failed `start()` (or until the
@@ -115,6 +117,8 @@ public final class SandboxServer: Sendable {
         self.outbox = outbox
         let clock = SystemClock()
         self.clock = clock
+        let faults = try FaultService(configuration: configuration, clock: clock)
+        self.faults = faults
         let waiters = NotificationWaiters()
         let eventHub = EventStreamHub(
             log: store, heartbeatSeconds: configuration.events.heartbeatSeconds.amount,
@@ -178,7 +182,7 @@ public final class SandboxServer: Sendable {
         }
         let provider = ProviderEndpoint(
             keys: keys, registry: registry, sink: RecordingPushSink(recent: pushes, events: recorder), settings: settings, listenerEnvironments: listenerEnvironments,
-            receiver: engine, clock: clock, logger: logger.with("component", "provider"))
+            receiver: engine, clock: clock, faults: faults.book, realTime: clock, logger: logger.with("component", "provider"))
 
         var router = Router(errors: ErrorResponder(logger: logger.with("component", "api")))
         provider.register(on: &router)  // first: the hot path matches at once
@@ -195,6 +199,7 @@ public final class SandboxServer: Sendable {
         AppRoutes(devices: store, registry: registry, execPolicy: execPolicy).register(on: &router)
         EventRoutes(hub: eventHub).register(on: &router)
         WebhookRoutes(repository: outbox, dispatcher: webhooks).register(on: &router)
+        FaultRoutes(service: faults).register(on: &router)
         OpenAPIDocument.register(on: &router)
 
         options.oversizedBodyResponder = { request in provider.answerOversized(request) }

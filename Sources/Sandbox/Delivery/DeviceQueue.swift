@@ -143,6 +143,8 @@ struct DeviceQueue {
     /// The open low-priority batch, in acceptance order, and when it is delivered.
     var deferred: [UInt64] = []
     var deferredDue: Int64?
+    /// Pushes a fault rule delivers late, and when (wall ms).
+    var late: [UInt64: Int64] = [:]
     /// Wall ms of background deliveries per app within the last hour, oldest first.
     var backgroundDeliveries: [String: [Int64]] = [:]
     var pendingSaves: [PendingSave] = []
@@ -179,7 +181,7 @@ struct DeviceQueue {
         pendingSaves.append(PendingSave(
             record: record, sequence: sequence, completion: completion, acceptedSequence: sequence,
             event: NotificationEvents.draft(for: record)))
-        guard deliverAtOnce, acceptancesAwaitingCommit == 0,
+        guard deliverAtOnce, acceptancesAwaitingCommit == 0, record.deliveryFault == nil,
             goesStraightToDevice(traits, bundleID: record.bundleID, device: device, at: now)
         else {
             acceptancesAwaitingCommit += 1
@@ -210,6 +212,10 @@ struct DeviceQueue {
     mutating func uninstall(bundleID: String, at now: DeliveryInstant) -> [Action] {
         var doomed = [storedByApp[bundleID], heldByApp[bundleID]].compactMap { $0 }
         doomed += deferred.filter { entries[$0]?.record.bundleID == bundleID }
+        for sequence in late.keys where entries[sequence]?.record.bundleID == bundleID {
+            late[sequence] = nil
+            doomed.append(sequence)
+        }
         for sequence in doomed.sorted() {
             finish(sequence, .discarded, detail: DeliveryRules.appUninstalled, at: now)
         }
@@ -236,6 +242,7 @@ struct DeviceQueue {
             }
         }
         actions += releaseHeld(device: device, at: now)
+        actions += releaseLate(device: device, at: now)
         let overdue = entries.filter { $0.value.fallback.map { $0.deadline <= now.wall } ?? false }.keys.sorted()
         for sequence in overdue {
             if let fallback = entries[sequence]?.fallback {
@@ -339,7 +346,7 @@ struct DeviceQueue {
     /// When the machine next needs ``tick(device:at:)``: a save retry, a stored or held push's deadline,
     /// the low-priority batch, the background budget freeing up (while online), an extension watchdog.
     var nextDeadline: Int64? {
-        var deadlines: [Int64?] = [saveRetryAt, deferredDue]
+        var deadlines: [Int64?] = [saveRetryAt, deferredDue, late.values.min()]
         for sequence in Array(storedByApp.values) + Array(heldByApp.values) {
             deadlines.append(entries[sequence]?.traits.deadline)
         }
