@@ -14,6 +14,8 @@ public enum SandboxEventType: String, Sendable, CaseIterable, Codable {
     case deviceUpdated = "device.updated"
     /// A fault rule was applied to a push (`/api/v1/faults`).
     case faultApplied = "fault.applied"
+    /// The virtual clock was frozen, advanced, set, resumed or put back to real time (`/api/v1/clock`).
+    case clockChanged = "clock.changed"
     /// Sent only to one webhook subscription on request (`POST /api/v1/webhooks/{id}/test`); never logged.
     case webhookTest = "webhook.test"
 
