@@ -47,6 +47,9 @@ public final class SandboxServer: Sendable {
     /// Delivers events to webhook subscriptions.
     public let webhooks: WebhookDispatcher
     let eventHub: EventStreamHub
+    /// The parts that take part in resets and snapshots besides the core (faults, the virtual clock):
+    /// `steering.register(part)` (docs/reset-and-snapshots.md).
+    public let steering = SteeringParticipants()
     /// Time and timers of delivery, extensions and retention.
     let clock: SystemClock
     /// Held from the start of `init` until the end of `shutdown()` or of a failed `start()` (or until the
@@ -195,6 +198,12 @@ public final class SandboxServer: Sendable {
         AppRoutes(devices: store, registry: registry, execPolicy: execPolicy).register(on: &router)
         EventRoutes(hub: eventHub).register(on: &router)
         WebhookRoutes(repository: outbox, dispatcher: webhooks).register(on: &router)
+        let resets = ResetService(.init(
+            configuration: configuration, store: store, outbox: outbox, webhooks: webhooks, registry: registry, engine: engine,
+            pushes: pushes, rateLimiter: provider.rateLimiter, attachments: attachments, participants: steering, keys: keys,
+            clock: clock, logger: logger.with("component", "reset")))
+        ResetRoutes(service: resets).register(on: &router)
+        SnapshotRoutes(service: resets, execPolicy: execPolicy).register(on: &router)
         OpenAPIDocument.register(on: &router)
 
         options.oversizedBodyResponder = { request in provider.answerOversized(request) }
