@@ -6,7 +6,7 @@ extension DeviceQueue {
         /// Acceptance completions of forgotten pushes whose acceptance was never handed to the store: the
         /// shell calls them (with success: the push was accepted, then reset away).
         var completions: [Completion] = []
-        /// How many pushes of the device were forgotten.
+        /// How many pushes of the device were forgotten: on their way, or with saves still to make.
         var count = 0
     }
 
@@ -26,16 +26,17 @@ extension DeviceQueue {
             if entries[sequence]?.place == .committing { acceptancesAwaitingCommit -= 1 }
             entries[sequence] = nil
         }
-        forgotten.count = doomed.count
         storedByApp = storedByApp.filter { !doomed.contains($0.value) }
         heldByApp = heldByApp.filter { !doomed.contains($0.value) }
         deferred.removeAll { doomed.contains($0) }
         if deferred.isEmpty { deferredDue = nil }
         // By record, not by entry: a push that reached a final status has no entry, but its last saves may wait.
+        var pushes = doomed
         var kept: [PendingSave] = []
         for save in pendingSaves {
             if doomed.contains(save.sequence) || matches(save.record) {
                 if let completion = save.completion { forgotten.completions.append(completion) }
+                pushes.insert(save.sequence)
             } else {
                 kept.append(save)
             }
@@ -45,12 +46,14 @@ extension DeviceQueue {
         if var batch = inFlight {
             for index in batch.indices where doomed.contains(batch[index].sequence) || matches(batch[index].record) {
                 batch[index].isForgotten = true
+                pushes.insert(batch[index].sequence)
             }
             inFlight = batch
         }
         for bundleID in backgroundDeliveries.keys where budgets(bundleID) {
             backgroundDeliveries[bundleID] = nil
         }
+        forgotten.count = pushes.count
         return forgotten
     }
 }
