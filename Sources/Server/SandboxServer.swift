@@ -54,6 +54,9 @@ public final class SandboxServer: Sendable {
     let clock: any SandboxClock
     /// Reads and steers ``clock`` for the API (and a reset of the sandbox: ``ClockService/reset()``).
     let clockService: ClockService
+    /// The parts that take part in resets and snapshots besides the core (faults, the virtual clock):
+    /// `steering.register(part)` (docs/reset-and-snapshots.md).
+    public let steering = SteeringParticipants()
     /// Held from the start of `init` until the end of `shutdown()` or of a failed `start()` (or until the
     /// object goes).
     private let directoryLock: DataDirectoryLock
@@ -208,7 +211,15 @@ public final class SandboxServer: Sendable {
         EventRoutes(hub: eventHub).register(on: &router)
         WebhookRoutes(repository: outbox, dispatcher: webhooks).register(on: &router)
         FaultRoutes(service: faults).register(on: &router)
+        steering.register(faults)
+        steering.register(clockService)
         ClockRoutes(service: clockService).register(on: &router)
+        let resets = ResetService(.init(
+            configuration: configuration, store: store, outbox: outbox, webhooks: webhooks, registry: registry, engine: engine,
+            pushes: pushes, rateLimiter: provider.rateLimiter, attachments: attachments, participants: steering, keys: keys,
+            clock: clock, logger: logger.with("component", "reset")))
+        ResetRoutes(service: resets).register(on: &router)
+        SnapshotRoutes(service: resets, execPolicy: execPolicy).register(on: &router)
         OpenAPIDocument.register(on: &router)
 
         options.oversizedBodyResponder = { request in provider.answerOversized(request) }

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import httpx
 import pytest
@@ -21,6 +22,15 @@ class Sandbox:
         response = self.api.request(method, path, json=body)
         assert response.status_code < 300, f"{method} {path}: {response.status_code} {response.text}"
         return response.json() if response.content else {}
+
+    def poll(self, path: str, done, timeout: float = 5) -> dict:
+        """GET `path` until `done(answer)` (a record that is not final yet: `?wait=` waits for a final one)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            answer = self.call("GET", path)
+            if done(answer) or time.monotonic() > deadline:
+                return answer
+            time.sleep(0.02)
 
     def fault(self, rule: dict) -> dict:
         return self.call("POST", "/faults", rule)

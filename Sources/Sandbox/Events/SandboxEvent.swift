@@ -18,6 +18,9 @@ public enum SandboxEventType: String, Sendable, CaseIterable, Codable {
     case clockChanged = "clock.changed"
     /// Sent only to one webhook subscription on request (`POST /api/v1/webhooks/{id}/test`); never logged.
     case webhookTest = "webhook.test"
+    /// The sandbox was reset (`POST /api/v1/reset`, whole or scoped) or a snapshot was restored: what a
+    /// consumer shows may be gone.
+    case sandboxReset = "sandbox.reset"
 
     /// The event a record reaching `status` announces, if any (`delivering` and `extension-running` are
     /// steps inside delivery, not events).
