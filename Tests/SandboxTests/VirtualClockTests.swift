@@ -2,16 +2,15 @@
 import Dispatch
 import Glibc
 import Sandbox
-import Support
 import Synchronization
 import Testing
 
 @Suite struct VirtualClockTests {
     /// Waits (polling, at most `seconds`) until `condition` holds.
     private func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
-        let deadline = MonotonicClock.seconds() + seconds
+        let deadline = realSeconds() + seconds
         while !condition() {
-            guard MonotonicClock.seconds() < deadline else { return false }
+            guard realSeconds() < deadline else { return false }
             usleep(1_000)
         }
         return true
@@ -94,7 +93,7 @@ import Testing
     @Test func runningResumeAndBackToReal() {
         let clock = VirtualClock()
         #expect(clock.reading.isReal)
-        #expect(abs(clock.nowMilliseconds - WallClock.milliseconds()) <= 1)
+        #expect(abs(clock.nowMilliseconds - realMilliseconds()) <= 1)
         let advanced = clock.advance(byMilliseconds: 3_600_000)
         #expect(advanced.mode == .running && advanced.offsetMilliseconds == 3_600_000)
         let frozen = clock.freeze()
@@ -124,12 +123,32 @@ import Testing
 
     /// Back to real after the clock was ahead moves wall time back, not monotonic time.
     @Test func backToRealFromAheadKeepsMonotonicTime() {
-        let clock = VirtualClock(startingAt: WallClock.milliseconds() + 86_400_000)
+        let clock = VirtualClock(startingAt: realMilliseconds() + 86_400_000)
         let monotonic = clock.monotonicNanoseconds
         let real = clock.backToReal()
         #expect(real.isReal)
-        #expect(abs(real.nowMilliseconds - WallClock.milliseconds()) <= 2)
+        #expect(abs(real.nowMilliseconds - realMilliseconds()) <= 2)
         #expect(clock.monotonicNanoseconds >= monotonic)
+    }
+
+    /// Huge jumps: a set to the year 9999 gets there (wall time), repeated 100-year advances never overflow
+    /// (monotonic time stops at its ceiling), and a task due on the way still runs.
+    @Test func hugeJumpsNeitherOverflowNorFallShort() {
+        let clock = VirtualClock(startingAt: 0, frozen: true)
+        let ran = Mutex(false)
+        clock.schedule(afterMilliseconds: 86_400_000) { ran.withLock { $0 = true } }
+        let far = clock.set(toMilliseconds: VirtualClock.latestMilliseconds)
+        #expect(far.nowMilliseconds == VirtualClock.latestMilliseconds && ran.withLock { $0 })
+        var monotonic = clock.monotonicNanoseconds
+        clock.set(toMilliseconds: 0)
+        for _ in 0..<5 {
+            let reading = clock.advance(byMilliseconds: VirtualClock.maxJumpMilliseconds)
+            #expect(reading.monotonicNanoseconds >= monotonic)
+            monotonic = reading.monotonicNanoseconds
+        }
+        #expect(clock.nowMilliseconds == 5 * VirtualClock.maxJumpMilliseconds)
+        clock.schedule(afterMilliseconds: Int64.max) {}
+        #expect(clock.pendingTaskCount == 1)
     }
 
     /// A task may steer the clock (it runs inline on the clock's queue, no deadlock).
@@ -170,4 +189,18 @@ import Testing
         clock.advance(byMilliseconds: 5)
         #expect(ran.withLock { $0 } == 1_003)
     }
+}
+
+/// Real wall time in ms (CLOCK_REALTIME), as the virtual clock's offsets are measured against.
+private func realMilliseconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+}
+
+/// Real monotonic seconds.
+private func realSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }

@@ -112,8 +112,13 @@ public final class VirtualClock: SandboxClock {
     /// What ``reset()`` returns to.
     private let startingAt: Int64?
     private let startsFrozen: Bool
-    /// The most one advance may move the clock (100 years): monotonic nanoseconds stay far from overflowing.
+    /// The most one advance may move the clock (100 years), and the most one jump moves monotonic time.
     public static let maxJumpMilliseconds: Int64 = 100 * 365 * 86_400_000
+    /// Jumps take monotonic time this far at most (about 146 years of nanoseconds): a delay added to it
+    /// (at most `Int64.max / 4`) cannot overflow. Timers further ahead than that never fire.
+    static let monotonicCeiling = Int64.max / 2
+    /// 9999-12-31T23:59:59.999Z, the latest instant the API sets the clock to (RFC 3339 has four-digit years).
+    public static let latestMilliseconds: Int64 = 253_402_300_799_999
 
     /// A clock whose tasks run on a serial queue with this label.
     /// - Parameters:
@@ -285,14 +290,17 @@ public final class VirtualClock: SandboxClock {
     /// (reading each one's deadline while it runs), then carries on in the mode it was in: frozen at the
     /// target, or running with its offsets moved by exactly the jump.
     private func jump(by milliseconds: Int64) -> Reading {
-        let delta = max(0, min(milliseconds, Self.maxJumpMilliseconds))
+        // Wall time moves by all of it (a set to year 9999 gets there); monotonic time by at most
+        // ``maxJumpMilliseconds``, and never past ``monotonicCeiling``, so that no deadline overflows.
+        let delta = max(0, min(milliseconds, Self.latestMilliseconds))
         let (start, previous) = storage.state.withLock { state -> ((wall: Int64, monotonic: Int64), Base) in
             let now = state.instant
             let previous = state.base
             state.base = .frozen(wall: now.wall, monotonic: now.monotonic)
             return (now, previous)
         }
-        let target = start.monotonic + delta * 1_000_000
+        let target = start.monotonic
+            + min(min(delta, Self.maxJumpMilliseconds) * 1_000_000, max(0, Self.monotonicCeiling - start.monotonic))
         while let task = storage.state.withLock({ state -> (@Sendable () -> Void)? in
             guard let (deadline, task) = state.timers.popDue(notAfter: target) else { return nil }
             if case .frozen(_, let monotonic) = state.base, deadline > monotonic {

@@ -71,7 +71,7 @@ struct ClockRoutes: Sendable {
         guard let request = try APIBody.decode(SetClockRequest.self, from: body, allowEmpty: false) else {
             throw APIError(status: 400, code: "invalid_json", message: "A JSON object is required")
         }
-        let range = 0...ClockService.latestInstant
+        let range = 0...VirtualClock.latestMilliseconds
         switch (request.at, request.milliseconds) {
         case (let text?, nil):
             guard let milliseconds = ISOTimestamp.milliseconds(parsing: text), range.contains(milliseconds) else {

@@ -16,9 +16,6 @@ final class ClockService: Sendable {
     private let events: EventRecorder?
     private let onChange: @Sendable () -> Void
 
-    /// 9999-12-31T23:59:59.999Z: the latest instant the clock may be set to (RFC 3339 has four-digit years).
-    static let latestInstant: Int64 = 253_402_300_799_999
-
     init(
         clock: any SandboxClock, events: EventRecorder?, onChange: @escaping @Sendable () -> Void = {}
     ) {

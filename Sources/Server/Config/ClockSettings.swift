@@ -37,7 +37,7 @@ public struct ClockSettings: Codable, Sendable, Equatable, StrictlyKeyed {
         var problems: [String] = []
         if let startAt {
             if let start = startMilliseconds {
-                if !(0...ClockService.latestInstant).contains(start) {
+                if !(0...VirtualClock.latestMilliseconds).contains(start) {
                     problems.append("clock.startAt must be from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z")
                 }
             } else {
