@@ -56,7 +56,7 @@ let package = Package(
         .target(name: "TestProcessSupport", path: "Tests/TestProcessSupport", swiftSettings: strict),
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
         .testTarget(name: "APNsProtocolTests", dependencies: ["APNsProtocol", "Support"], swiftSettings: strict),
-        .testTarget(name: "SandboxTests", dependencies: ["Sandbox", "APNsProtocol", "Support"], swiftSettings: strict),
+        .testTarget(name: "SandboxTests", dependencies: ["Sandbox", "APNsProtocol"], swiftSettings: strict),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Support"], swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Support", "Transport", "CNGHTTP2", "TestProcessSupport"], swiftSettings: strict),
         .testTarget(
