@@ -147,8 +147,10 @@ public protocol WebhookRepository: Sendable {
     @discardableResult
     func deleteSubscription(id: String) throws -> Bool
     /// Creates deliveries (none for a subscription that no longer exists) and moves each subscription's
-    /// cursor, in one transaction; returns the deliveries created.
-    func enqueueDeliveries(_ deliveries: [NewWebhookDelivery], cursors: [String: Int64]) throws -> [WebhookDelivery]
+    /// cursor, in one transaction; returns the deliveries created (created and updated `now`, the clock's wall ms).
+    func enqueueDeliveries(
+        _ deliveries: [NewWebhookDelivery], cursors: [String: Int64], at now: Int64
+    ) throws -> [WebhookDelivery]
     /// Pending deliveries of a subscription due at `now`, oldest first, skipping `excluding`.
     func dueDeliveries(subscriptionID: String, now: Int64, excluding: Set<Int64>, limit: Int) throws -> [WebhookDelivery]
     /// Appends each attempt to its delivery and sets its status, in one transaction.

@@ -26,6 +26,9 @@ final class BuiltinDriver: InstanceDriver {
         /// Identifies the running step; results of abandoned steps carry an older one.
         var generation: UInt64 = 0
         var stepStartedAt: UInt64 = 0
+        /// The deadline of the `simulate` delay that ended the previous step: the next step starts from there,
+        /// not from when its work ran, so a clock that jumps past several delays runs them all.
+        var nextStepStartsAt: UInt64?
         var stepTimer: ScheduledTask?
         /// Cancels the running step's work (a download, a delay timer).
         var cancelWork: (@Sendable () -> Void)?
@@ -87,15 +90,17 @@ final class BuiltinDriver: InstanceDriver {
             return
         }
         let step = steps[index]
-        let generation = state.withLock { state -> UInt64 in
+        let now = instance.clock.monotonicNanoseconds
+        let (generation, startedAt) = state.withLock { state -> (UInt64, UInt64) in
             state.index = index
             state.generation &+= 1
-            state.stepStartedAt = instance.clock.monotonicNanoseconds
-            return state.generation
+            state.stepStartedAt = min(state.nextStepStartsAt ?? now, now)
+            state.nextStepStartsAt = nil
+            return (state.generation, state.stepStartedAt)
         }
-        instance.note(.stepStarted, step.action.name + (step.isCritical ? " (critical)" : ""))
+        instance.note(.stepStarted, step.action.name + (step.isCritical ? " (critical)" : ""), at: startedAt)
         if let timeout = step.timeoutMilliseconds {
-            let timer = instance.clock.schedule(afterMilliseconds: timeout) { [self] in
+            let timer = instance.clock.schedule(atMonotonicNanoseconds: startedAt + Self.nanoseconds(timeout)) { [self] in
                 instance.queue.async { self.stepTimedOut(generation, after: timeout, instance) }
             }
             let keep = state.withLock { state -> Bool in
@@ -126,7 +131,8 @@ final class BuiltinDriver: InstanceDriver {
             attachMedia(fields: fields, identifier: identifier, step: step, generation: generation, instance,
                         complete: complete)
         case .simulate(let delay, let behavior):
-            simulate(delay: delay, behavior: behavior, generation: generation, instance, complete: complete)
+            simulate(delay: delay, behavior: behavior, from: startedAt, generation: generation, instance,
+                     complete: complete)
         }
     }
 
@@ -268,16 +274,22 @@ final class BuiltinDriver: InstanceDriver {
     }
 
     private func simulate(
-        delay: Int64, behavior: SimulatedBehavior?, generation: UInt64, _ instance: Instance,
+        delay: Int64, behavior: SimulatedBehavior?, from startedAt: UInt64, generation: UInt64, _ instance: Instance,
         complete: @escaping @Sendable (StepResult) -> Void
     ) {
         guard delay > 0 else {
             behave(behavior, generation: generation, instance, complete: complete)
             return
         }
-        let timer = instance.clock.schedule(afterMilliseconds: delay) { [self] in
+        let deadline = startedAt + Self.nanoseconds(delay)
+        let timer = instance.clock.schedule(atMonotonicNanoseconds: deadline) { [self] in
             instance.queue.async {
-                guard self.state.withLock({ $0.generation == generation }) else { return }
+                let current = self.state.withLock { state -> Bool in
+                    guard state.generation == generation else { return false }
+                    state.nextStepStartsAt = deadline
+                    return true
+                }
+                guard current else { return }
                 self.behave(behavior, generation: generation, instance, complete: complete)
             }
         }
@@ -323,6 +335,10 @@ final class BuiltinDriver: InstanceDriver {
             return false
         }
         if stale { cancel() }
+    }
+
+    private static func nanoseconds(_ milliseconds: Int64) -> UInt64 {
+        UInt64(clamping: max(0, milliseconds)) &* 1_000_000
     }
 
     static func withoutAlert(_ content: ExtensionContent) -> ExtensionContent {

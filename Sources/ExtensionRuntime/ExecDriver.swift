@@ -128,6 +128,8 @@ final class ExecDriver: InstanceDriver {
         }
         reactor.closeStdin(process)
         let linger = instance.context.settings.settleMilliseconds
+        // Both waits are real time, not the clock's: they give a real process time to exit, which a virtual
+        // clock neither speeds up nor (frozen) should stretch forever. A timeout kills at once.
         if decision.content != nil {
             // Content arrived: let the process exit on its own for a moment (its later output is noted).
             instance.queue.asyncAfter(deadline: .now() + .milliseconds(linger)) { [self] in

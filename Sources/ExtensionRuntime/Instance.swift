@@ -50,6 +50,8 @@ extension InstanceDriver {
 ///
 /// ### Lifecycle
 /// ``start()`` notes `extension-started`, arms the budget timer on the injected clock and starts the driver.
+/// The budget and the grace period are deadlines from the start (budget, then budget + grace), not from when
+/// the work before them ran: a clock that jumps past both (a virtual clock advanced by 31 s) runs both.
 /// Events (content, failures, the budget and grace timers) go through ``InstanceStateMachine``; its first
 /// decision cancels the timers and asks the driver to ``InstanceDriver/settle(_:decision:done:)``. Then the
 /// content's attachments are validated and moved, the completion is called (exactly once), the temporary
@@ -74,6 +76,8 @@ final class Instance: Sendable {
         var timeline: [TimelineEntry] = []
         var budgetTimer: ScheduledTask?
         var graceTimer: ScheduledTask?
+        /// Monotonic time of `didReceive`: the budget and the grace period count from here.
+        var startedAt: UInt64 = 0
         var isFinished = false
         var hasTemporaryDirectory = false
         var watchdog: WorkItem?
@@ -110,12 +114,14 @@ final class Instance: Sendable {
         var detail = "\(configuration.kind.name), instance \(context.id), budget \(context.budgetMilliseconds) ms, "
             + "grace \(context.graceMilliseconds) ms"
         if configuration.memoryLimitMB > 0 { detail += ", memory limit \(configuration.memoryLimitMB) MiB" }
+        let startedAt = clock.monotonicNanoseconds
         note(.started, detail)
-        let budget = clock.schedule(afterMilliseconds: context.budgetMilliseconds) { [self] in
-            queue.async { self.budgetElapsed() }
+        let budget = clock.schedule(atMonotonicNanoseconds: startedAt + Self.nanoseconds(context.budgetMilliseconds)) {
+            [self] in queue.async { self.budgetElapsed() }
         }
         let keep = state.withLock { state -> Bool in
             guard state.machine.phase == .running else { return false }
+            state.startedAt = startedAt
             state.budgetTimer = budget
             return true
         }
@@ -134,10 +140,15 @@ final class Instance: Sendable {
     /// True while `timeWillExpire` has been delivered and no outcome is fixed yet.
     var isExpiring: Bool { state.withLock { $0.machine.phase == .expiring } }
 
-    /// Adds a timeline entry stamped with the clock (dropped once the result has been handed over).
-    func note(_ step: ExtensionTimelineStep, _ detail: String? = nil) {
-        let entry = TimelineEntry(step: step.rawValue, at: clock.nowMilliseconds, monotonic: clock.monotonicNanoseconds,
-                                  detail: detail)
+    /// Adds a timeline entry stamped with the clock, or with the earlier monotonic instant `at` (a timer's
+    /// deadline); dropped once the result has been handed over.
+    func note(_ step: ExtensionTimelineStep, _ detail: String? = nil, at instant: UInt64? = nil) {
+        var (wall, monotonic) = (clock.nowMilliseconds, clock.monotonicNanoseconds)
+        if let instant, instant < monotonic {
+            wall -= Int64(clamping: (monotonic - instant) / 1_000_000)
+            monotonic = instant
+        }
+        let entry = TimelineEntry(step: step.rawValue, at: wall, monotonic: monotonic, detail: detail)
         let kept = state.withLock { state -> Bool in
             guard !state.isFinished else { return false }
             state.timeline.append(entry)
@@ -196,9 +207,12 @@ final class Instance: Sendable {
         case .none, .ignored:
             break
         case .deliverTimeWillExpire:
+            let startedAt = state.withLock { $0.startedAt }
+            let budgetEnd = startedAt + Self.nanoseconds(context.budgetMilliseconds)
             note(.timeWillExpire, "budget of \(context.budgetMilliseconds) ms used up; "
-                 + "\(context.graceMilliseconds) ms of grace")
-            let grace = clock.schedule(afterMilliseconds: context.graceMilliseconds) { [self] in
+                 + "\(context.graceMilliseconds) ms of grace", at: budgetEnd)
+            let graceEnd = budgetEnd + Self.nanoseconds(context.graceMilliseconds)
+            let grace = clock.schedule(atMonotonicNanoseconds: graceEnd) { [self] in
                 queue.async { self.graceElapsed() }
             }
             let keep = state.withLock { state -> Bool in
@@ -224,10 +238,16 @@ final class Instance: Sendable {
         }
     }
 
+    private static func nanoseconds(_ milliseconds: Int64) -> UInt64 {
+        UInt64(clamping: max(0, milliseconds)) &* 1_000_000
+    }
+
     // MARK: Ending
 
     private func settle(_ decision: InstanceStateMachine.Decision) {
         let watchdogMilliseconds = context.settings.settleMilliseconds + 2_000
+        // Real time, not the clock's: it bounds how long a real process and real I/O take to stop, and a
+        // frozen virtual clock must never leave a notification unfinished.
         let watchdog = DispatchWorkItem { [self] in finish(decision, watchdog: true) }
         state.withLock { $0.watchdog = WorkItem(item: watchdog) }
         queue.asyncAfter(deadline: .now() + .milliseconds(watchdogMilliseconds), execute: watchdog)

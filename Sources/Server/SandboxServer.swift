@@ -49,8 +49,14 @@ public final class SandboxServer: Sendable {
     let eventHub: EventStreamHub
     /// Fault rules (`/api/v1/faults`, the configuration's `faults`).
     let faults: FaultService
-    /// Time and timers of delivery, extensions and retention.
-    let clock: SystemClock
+    /// Time and timers of delivery, extensions, webhooks and retention: the system clock, or with `clock.virtual`
+    /// a ``VirtualClock`` that `/api/v1/clock` steers.
+    let clock: any SandboxClock
+    /// Reads and steers ``clock`` for the API (and a reset of the sandbox: ``ClockService/reset()``).
+    let clockService: ClockService
+    /// The parts that take part in resets and snapshots besides the core (faults, the virtual clock):
+    /// `steering.register(part)` (docs/reset-and-snapshots.md).
+    public let steering = SteeringParticipants()
     /// Held from the start of `init` until the end of `shutdown()` or of a failed `start()` (or until the
     /// object goes).
     private let directoryLock: DataDirectoryLock
@@ -115,7 +121,7 @@ public final class SandboxServer: Sendable {
         let outbox = try Self.makeStore(outboxFile, settings: storage)
         Self.logHealthChanges(of: outbox, role: outboxFile.role, logger: logger)
         self.outbox = outbox
-        let clock = SystemClock()
+        let clock = ClockService.makeClock(configuration.clock)
         self.clock = clock
         let faults = try FaultService(configuration: configuration, clock: clock)
         self.faults = faults
@@ -170,6 +176,9 @@ public final class SandboxServer: Sendable {
             store: store, outbox: outbox, clock: clock, settings: Retention.Settings(configuration),
             attachments: attachments, logger: logger)
         self.retention = retention
+        // After a jump of a virtual clock what became old is pruned at once, not an interval later.
+        let clockService = ClockService(clock: clock, events: recorder, onChange: { retention.pruneSoon() })
+        self.clockService = clockService
         let pushes = RecentPushes(capacity: settings.recentPushCapacity)
         self.pushes = pushes
         let keys = try ProviderKeyStore(teams: configuration.teams, baseDirectory: configuration.baseDirectory)
@@ -182,7 +191,9 @@ public final class SandboxServer: Sendable {
         }
         let provider = ProviderEndpoint(
             keys: keys, registry: registry, sink: RecordingPushSink(recent: pushes, events: recorder), settings: settings, listenerEnvironments: listenerEnvironments,
-            receiver: engine, clock: clock, faults: faults.book, realTime: clock, logger: logger.with("component", "provider"))
+            receiver: engine, clock: clock, faults: faults.book,
+            // A fault's latency is real time, also while the virtual clock stands still.
+            realTime: clock as? SystemClock ?? SystemClock(label: "apns-sandbox.fault-latency"), logger: logger.with("component", "provider"))
 
         var router = Router(errors: ErrorResponder(logger: logger.with("component", "api")))
         provider.register(on: &router)  // first: the hot path matches at once
@@ -200,6 +211,15 @@ public final class SandboxServer: Sendable {
         EventRoutes(hub: eventHub).register(on: &router)
         WebhookRoutes(repository: outbox, dispatcher: webhooks).register(on: &router)
         FaultRoutes(service: faults).register(on: &router)
+        steering.register(faults)
+        steering.register(clockService)
+        ClockRoutes(service: clockService).register(on: &router)
+        let resets = ResetService(.init(
+            configuration: configuration, store: store, outbox: outbox, webhooks: webhooks, registry: registry, engine: engine,
+            pushes: pushes, rateLimiter: provider.rateLimiter, attachments: attachments, participants: steering, keys: keys,
+            clock: clock, logger: logger.with("component", "reset")))
+        ResetRoutes(service: resets).register(on: &router)
+        SnapshotRoutes(service: resets, execPolicy: execPolicy).register(on: &router)
         OpenAPIDocument.register(on: &router)
 
         options.oversizedBodyResponder = { request in provider.answerOversized(request) }

@@ -87,10 +87,9 @@ extension SQLiteStore: WebhookRepository {
     }
 
     public func enqueueDeliveries(
-        _ deliveries: [NewWebhookDelivery], cursors: [String: Int64]
+        _ deliveries: [NewWebhookDelivery], cursors: [String: Int64], at now: Int64
     ) throws -> [WebhookDelivery] {
         guard !deliveries.isEmpty || !cursors.isEmpty else { return [] }
-        let now = WallClock.milliseconds()
         return try writeInGroupCommit { connection in
             let created = try connection.withStatement(
                 """

@@ -34,6 +34,25 @@ public struct UTCDateTime: Sendable, Equatable {
         weekday = Int(((days + 4) % 7 + 7) % 7)  // 1970-01-01 was a Thursday
     }
 
+    /// Seconds since 1970-01-01T00:00:00Z of a date and time of day (the inverse of `init(secondsSince1970:)`,
+    /// Hinnant's `days_from_civil`); nil for a month, day, hour, minute or second out of range.
+    public static func secondsSince1970(
+        year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Int = 0
+    ) -> Int64? {
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let monthDays = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard (1...12).contains(month), (1...monthDays[month - 1]).contains(day), (0...23).contains(hour),
+            (0...59).contains(minute), (0...59).contains(second)
+        else { return nil }
+        let y = Int64(month <= 2 ? year - 1 : year)
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = Int64((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1)
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        return days * 86_400 + Int64(hour * 3600 + minute * 60 + second)
+    }
+
     /// `value` in decimal, left-padded with zeros to `width` digits.
     public static func padded(_ value: Int, _ width: Int) -> String {
         let text = String(value)

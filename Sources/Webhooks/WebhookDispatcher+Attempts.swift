@@ -3,6 +3,7 @@ import Dispatch
 import Events
 import Foundation
 import Sandbox
+import Support
 
 extension WebhookDispatcher {
     /// On the queue: signs and posts one delivery; the sender's answer comes back to ``finished``.
@@ -16,8 +17,12 @@ extension WebhookDispatcher {
                      result: .failed("the subscription's URL or secret is invalid"))
             return
         }
+        // `webhook-timestamp` is real time, not the clock's: receivers reject timestamps far from their own
+        // clock (Standard Webhooks' replay check), and a virtual clock a test moved by hours must not make
+        // every signature fail. The attempt's time in the delivery log (`startedAt`) is the clock's.
         var headers = WebhookSignature.headers(
-            key: endpoint.key, messageID: delivery.messageID, timestamp: startedAt / 1000, body: delivery.payload)
+            key: endpoint.key, messageID: delivery.messageID, timestamp: WallClock.milliseconds() / 1000,
+            body: delivery.payload)
         headers.append(("content-type", "application/json"))
         headers.append(("user-agent", Self.userAgent))
         let subscriptionID = endpoint.subscriptionID
@@ -102,10 +107,5 @@ extension WebhookDispatcher {
                 state.endpoints[subscriptionID]?.recording.remove(result.deliveryID)
             }
         }
-    }
-
-    private func wake(at wall: Int64) {
-        let delay = max(0, wall - clock.nowMilliseconds)
-        queue.asyncAfter(deadline: .now() + .milliseconds(Int(delay))) { [self] in pump() }
     }
 }

@@ -59,7 +59,7 @@ extension WebhookDispatcher {
                         eventType: event.type.rawValue, payload: envelope(event), nextAttemptAt: now + firstDelay))
                 }
             }
-            created = try repository.enqueueDeliveries(deliveries, cursors: cursors)
+            created = try repository.enqueueDeliveries(deliveries, cursors: cursors, at: now)
         } catch {
             logger.warning("webhook fan-out failed; will retry", [("error", "\(error)")])
             return

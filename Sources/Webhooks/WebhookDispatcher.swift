@@ -30,6 +30,15 @@ public final class WebhookDispatcher: Sendable {
         var finished: [(result: WebhookAttemptResult, subscriptionID: String)] = []
         var isFlushScheduled = false
         var isRunning = false
+        var wake = Wake()
+    }
+
+    /// When due retries and breaker trials are looked for: wall times on the clock, one timer for the earliest.
+    struct Wake {
+        var times = TimerQueue<Int64, Void>()
+        /// The wall time the clock timer is set for.
+        var armedFor: Int64?
+        var timer: ScheduledTask?
     }
 
     public let settings: WebhookSettings
@@ -96,7 +105,12 @@ public final class WebhookDispatcher: Sendable {
     /// the next start (their aborted attempt is not recorded).
     public func shutdown() {
         queue.sync {
-            state.withLock { $0.isRunning = false }
+            let wake = state.withLock { state -> ScheduledTask? in
+                state.isRunning = false
+                defer { state.wake = Wake() }
+                return state.wake.timer
+            }
+            wake?.cancel()
             flush()
         }
     }
@@ -174,7 +188,7 @@ public final class WebhookDispatcher: Sendable {
     private func enqueue(_ delivery: NewWebhookDelivery) throws -> WebhookDelivery? {
         let known = state.withLock { $0.endpoints[delivery.subscriptionID] != nil }
         guard known else { return nil }
-        let created = try repository.enqueueDeliveries([delivery], cursors: [:]).first
+        let created = try repository.enqueueDeliveries([delivery], cursors: [:], at: clock.nowMilliseconds).first
         schedulePump()
         return created
     }

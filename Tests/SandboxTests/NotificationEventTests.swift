@@ -87,4 +87,22 @@ import Testing
         #expect(parsed["s"] as? String == "tab\t nl\n ctl\u{1} quote\" back\\ é")
         #expect(parsed["n"] == nil && parsed["b"] as? Bool == true)
     }
+
+    /// RFC 3339 instants parse to what `ISOTimestamp.string` writes; offsets, fractions and lower case are taken,
+    /// anything else is refused.
+    @Test func parsesRFC3339Instants() {
+        for milliseconds: Int64 in [0, 1, 999, 1_796_033_468_125, 253_402_300_799_999] {
+            #expect(ISOTimestamp.milliseconds(parsing: ISOTimestamp.string(milliseconds: milliseconds)) == milliseconds)
+        }
+        #expect(ISOTimestamp.milliseconds(parsing: "2026-01-01T00:00:00Z") == 1_767_225_600_000)
+        #expect(ISOTimestamp.milliseconds(parsing: "2026-01-01t01:30:00+01:30") == 1_767_225_600_000)
+        #expect(ISOTimestamp.milliseconds(parsing: "2025-12-31T23:00:00-01:00") == 1_767_225_600_000)
+        #expect(ISOTimestamp.milliseconds(parsing: "2026-01-01T00:00:00.5z") == 1_767_225_600_500)
+        #expect(ISOTimestamp.milliseconds(parsing: "2026-01-01T00:00:00.123456789Z") == 1_767_225_600_123)
+        for bad in ["", "2026-01-01", "2026-01-01T00:00:00", "2026-02-30T00:00:00Z", "2026-01-01T24:00:00Z",
+                    "2026-01-01T00:00:00.Z", "2026-01-01T00:00:00.1234567890Z", "2026-01-01T00:00:00+0100",
+                    "2026-01-01T00:00:00Z ", " 2026-01-01T00:00:00Z", "+2026-01-01T00:00:00Z", "2026-1-01T00:00:00Z"] {
+            #expect(ISOTimestamp.milliseconds(parsing: bad) == nil, "\(bad)")
+        }
+    }
 }

@@ -190,6 +190,7 @@ import Testing
         try check(WebhookConfiguration.self, "{}")
         try check(WebhookConfiguration.Subscription.self, #"{"id":"a","url":"http://x"}"#)
         try check(AdminSettings.self, "{}")
+        try check(ClockSettings.self, "{}")
     }
 
     /// The shipped file sets every key of every section (config/README.md says so), so it shows every setting.
@@ -215,11 +216,46 @@ import Testing
         check(EventSettings.self, root["events"], "events")
         check(WebhookConfiguration.self, root["webhooks"], "webhooks")
         check(AdminSettings.self, root["admin"], "admin")
+        check(ClockSettings.self, root["clock"], "clock")
         let team = (root["teams"] as? [[String: Any]])?.first
         check(TeamConfiguration.self, team, "teams[0]")
         check(TeamConfiguration.Key.self, (team?["keys"] as? [Any])?.first, "teams[0].keys[0]")
         check(AppConfiguration.self, (root["apps"] as? [Any])?.first, "apps[0]")
         check(DeviceConfiguration.self, (root["devices"] as? [Any])?.first, "devices[0]")
+    }
+
+    /// The clock section: off by default; an unknown key, a bad instant, or start options without
+    /// `virtual` stop the server with an error naming the key.
+    @Test func clockSectionIsCheckedNamingTheKey() throws {
+        #expect(SandboxConfiguration().clock == ClockSettings(virtual: false, frozen: false, startAt: nil))
+        let good = try JSONDecoder().decode(SandboxConfiguration.self, from: Data(
+            #"{"clock": {"virtual": true, "frozen": true, "startAt": "2026-01-01T00:00:00Z"}}"#.utf8))
+        try good.validate()
+        #expect(good.clock.startMilliseconds == 1_767_225_600_000)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("clock-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("sandbox.json")
+        try Data(#"{"clock": {"virtual": true, "frozn": true}}"#.utf8).write(to: file)
+        #expect(throws: ConfigurationError.self) { try SandboxConfiguration.load(path: file.path) }
+        do {
+            _ = try SandboxConfiguration.load(path: file.path)
+        } catch {
+            #expect("\(error)".contains("clock.frozn: unknown key"), "\(error)")
+        }
+        for (json, key) in [
+            (#"{"clock": {"virtual": true, "startAt": "tomorrow"}}"#, "clock.startAt"),
+            (#"{"clock": {"virtual": true, "startAt": "1969-12-31T23:59:59Z"}}"#, "clock.startAt"),
+            (#"{"clock": {"frozen": true}}"#, "clock.virtual"),
+        ] {
+            let configuration = try JSONDecoder().decode(SandboxConfiguration.self, from: Data(json.utf8))
+            do {
+                try configuration.validate()
+                Issue.record("\(json): expected an error")
+            } catch {
+                #expect("\(error)".contains(key), "\(error)")
+            }
+        }
     }
 
     /// Half a user certificate (file without key) is rejected up front.

@@ -51,7 +51,8 @@ struct SchemathesisTests {
             return
         }
 
-        try await withServer { server in
+        // A virtual clock, so that the clock's changes are fuzzed too (not only their 409 without one).
+        try await withServer(configure: { $0.clock.virtual = true }) { server in
             try await seed(server)
             let work = try makeTemporaryDirectory("apns-sandbox-schemathesis")
             defer { try? FileManager.default.removeItem(atPath: work) }

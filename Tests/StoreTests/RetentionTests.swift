@@ -40,8 +40,16 @@ import Testing
         clock.advance(byMilliseconds: 59_000)
         #expect(try store.notification(apnsID: "old") != nil)
         clock.advance(byMilliseconds: 1_000)
-        #expect(try store.notification(apnsID: "old") == nil, "pruned one interval after the start")
-        #expect(clock.pendingTaskCount == 1, "the next pass is armed")
+        // The pass runs on the retention queue; the next one is armed when it ends.
+        #expect(try await eventually { try store.notification(apnsID: "old") == nil }, "pruned one interval after the start")
+        #expect(try await eventually { clock.pendingTaskCount == 1 }, "the next pass is armed")
+
+        // A jump (a virtual clock advanced) arms one pass at a time; pruneSoon prunes at the new time at once.
+        try await store.save([sampleRecord(apnsID: "jumped", receivedAt: clock.nowMilliseconds, status: .displayed)])
+        clock.advance(byMilliseconds: 10_000)
+        retention.pruneSoon()
+        #expect(try await eventually { try store.notification(apnsID: "jumped") == nil }, "pruned without waiting an interval")
+        #expect(clock.pendingTaskCount == 1)
 
         retention.stop()
         #expect(clock.pendingTaskCount == 0 && !retention.isScheduled)
@@ -51,5 +59,14 @@ import Testing
         retention.start()
         #expect(clock.pendingTaskCount == 0, "a stopped retention does not start again")
         sweeper.stop()
+    }
+
+    /// Polls `condition` for up to 5 s.
+    private func eventually(_ condition: () throws -> Bool) async throws -> Bool {
+        for _ in 0..<500 {
+            if try condition() { return true }
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        return try condition()
     }
 }

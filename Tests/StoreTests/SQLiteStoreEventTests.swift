@@ -96,7 +96,8 @@ import Testing
         let created = try store.enqueueDeliveries([
             NewWebhookDelivery(subscriptionID: "wh_1", eventID: 8, messageID: "evt_8", eventType: "push.accepted", payload: [0x7B, 0x7D], nextAttemptAt: 100),
             NewWebhookDelivery(subscriptionID: "wh_1", eventID: 9, messageID: "evt_9", eventType: "push.accepted", payload: [0x7B, 0x7D], nextAttemptAt: 200),
-        ], cursors: ["wh_1": 9])
+        ], cursors: ["wh_1": 9], at: 50)
+        #expect(created.map(\.createdAt) == [50, 50] && created.map(\.updatedAt) == [50, 50], "the clock's time, not the system's")
         #expect(try store.subscriptions().first?.cursor == 9)
         #expect(try store.dueDeliveries(subscriptionID: "wh_1", now: 150, excluding: [], limit: 10).map(\.messageID) == ["evt_8"])
         #expect(try store.dueDeliveries(subscriptionID: "wh_1", now: 250, excluding: [created[0].id], limit: 10).map(\.messageID) == ["evt_9"])

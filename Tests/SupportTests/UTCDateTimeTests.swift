@@ -36,6 +36,26 @@ import Testing
     }
 }
 
+@Suite struct UTCDateTimeInverseTests {
+    /// `secondsSince1970(year:…)` undoes `init(secondsSince1970:)` (before 1970 too) and refuses impossible dates.
+    @Test func roundTripsAndRefusesImpossibleDates() {
+        var seconds: Int64 = -2_208_988_800  // 1900-01-01
+        while seconds < 7_258_118_400 {  // 2200-01-01
+            let time = UTCDateTime(secondsSince1970: seconds)
+            #expect(UTCDateTime.secondsSince1970(
+                year: time.year, month: time.month, day: time.day, hour: time.hour, minute: time.minute,
+                second: time.second) == seconds)
+            seconds += 7_777_777
+        }
+        #expect(UTCDateTime.secondsSince1970(year: 2024, month: 2, day: 29) == 1_709_164_800)
+        #expect(UTCDateTime.secondsSince1970(year: 2023, month: 2, day: 29) == nil)
+        #expect(UTCDateTime.secondsSince1970(year: 2100, month: 2, day: 29) == nil)
+        #expect(UTCDateTime.secondsSince1970(year: 2026, month: 13, day: 1) == nil)
+        #expect(UTCDateTime.secondsSince1970(year: 2026, month: 1, day: 1, hour: 24) == nil)
+        #expect(UTCDateTime.secondsSince1970(year: 2026, month: 1, day: 1, second: 60) == nil)
+    }
+}
+
 @Suite struct JSONStringTests {
     /// Only quotes, backslashes and control characters are escaped; the result parses back to the input.
     @Test func escapesWhatJSONRequires() throws {

@@ -40,7 +40,7 @@ private final class MemoryOutbox: WebhookRepository {
         }
     }
 
-    func enqueueDeliveries(_ deliveries: [NewWebhookDelivery], cursors: [String: Int64]) throws -> [WebhookDelivery] {
+    func enqueueDeliveries(_ deliveries: [NewWebhookDelivery], cursors: [String: Int64], at now: Int64) throws -> [WebhookDelivery] {
         state.withLock { state in
             var created: [WebhookDelivery] = []
             for new in deliveries where state.subscriptions[new.subscriptionID] != nil {

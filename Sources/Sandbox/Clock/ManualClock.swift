@@ -47,6 +47,17 @@ public final class ManualClock: SandboxClock {
         return ScheduledTask { [storage] in storage.state.withLock { $0.timers.remove(id) } }
     }
 
+    @discardableResult
+    public func schedule(
+        atMonotonicNanoseconds deadline: UInt64, _ task: @escaping @Sendable () -> Void
+    ) -> ScheduledTask {
+        // Whole milliseconds, rounded up: never before the deadline.
+        let elapsed = deadline > monotonicOrigin ? (deadline - monotonicOrigin + 999_999) / 1_000_000 : 0
+        let wall = origin + Int64(clamping: elapsed)
+        let id = storage.state.withLock { state in state.timers.insert(deadline: wall, task) }
+        return ScheduledTask { [storage] in storage.state.withLock { $0.timers.remove(id) } }
+    }
+
     /// Moves time forward by `milliseconds` (at least 0), running every task that falls due on the way.
     public func advance(byMilliseconds milliseconds: Int64) {
         let target = storage.state.withLock { $0.now } + max(0, milliseconds)

@@ -3,8 +3,9 @@ import Synchronization
 
 /// Where the sandbox gets its time and its timers from.
 ///
-/// Delivery logic never reads the system clock itself: the server injects ``SystemClock`` and tests inject
-/// ``ManualClock``, so expiry, batching and throttling windows are testable without sleeping.
+/// Delivery logic never reads the system clock itself: the server injects ``SystemClock`` (or, with
+/// `clock.virtual` in the configuration, a ``VirtualClock`` a test can freeze, advance and set) and unit
+/// tests inject ``ManualClock``, so expiry, batching and throttling windows are testable without sleeping.
 public protocol SandboxClock: Sendable {
     /// Wall-clock milliseconds since the Unix epoch (what records and `apns-expiration` use).
     var nowMilliseconds: Int64 { get }
@@ -17,6 +18,15 @@ public protocol SandboxClock: Sendable {
     /// - Returns: A handle that cancels the task if it has not started yet.
     @discardableResult
     func schedule(afterMilliseconds: Int64, _ task: @escaping @Sendable () -> Void) -> ScheduledTask
+    /// Runs `task` once, when ``monotonicNanoseconds`` reaches `deadline` (soon, when it has already).
+    ///
+    /// For a follow-up anchored to when an earlier timer was due rather than to when the work it triggered
+    /// ran (a grace period from the end of the budget): a clock that jumps runs both in one jump.
+    /// - Returns: A handle that cancels the task if it has not started yet.
+    @discardableResult
+    func schedule(atMonotonicNanoseconds deadline: UInt64, _ task: @escaping @Sendable () -> Void) -> ScheduledTask
+    /// Tasks scheduled and neither run nor cancelled.
+    var pendingTaskCount: Int { get }
 }
 
 /// A task handed to ``SandboxClock/schedule(afterMilliseconds:_:)``; cancel it to drop it.

@@ -10,29 +10,13 @@ import Synchronization
 /// one at a time on the clock's queue: a task that blocks delays the others, so long work should hop to
 /// another queue.
 public final class SystemClock: SandboxClock {
-    /// The dispatch timer and the queue it fires on.
-    ///
-    /// `@unchecked Sendable`: `DispatchSource` methods (`schedule`, `cancel`, `setEventHandler`) are
-    /// documented thread-safe, but the Linux overlay does not mark the protocol `Sendable`.
-    private struct Timer: @unchecked Sendable {
-        let queue: DispatchQueue
-        let source: any DispatchSourceTimer
-
-        /// Arms the one-shot timer for a monotonic deadline in nanoseconds (``MonotonicClock``'s, which is
-        /// the clock of `DispatchTime(uptimeNanoseconds:)` on Linux).
-        func arm(at deadline: Int64) {
-            let when = DispatchTime(uptimeNanoseconds: UInt64(max(1, deadline)))
-            source.schedule(deadline: when, leeway: .milliseconds(1))
-        }
-    }
-
     private struct State {
         var timers = TimerQueue<Int64, @Sendable () -> Void>()
         /// The deadline (monotonic ns) the dispatch timer is armed for; nil when idle.
         var armedFor: Int64?
     }
 
-    private let timer: Timer
+    private let timer: ClockQueue
     /// A class so that cancellation handles can hold on to the timers.
     private final class Storage: Sendable {
         let state = Mutex(State())
@@ -42,15 +26,12 @@ public final class SystemClock: SandboxClock {
 
     /// A clock whose tasks run on a serial queue with this label.
     public init(label: String = "apns-sandbox.clock") {
-        let queue = DispatchQueue(label: label)
-        timer = Timer(queue: queue, source: DispatchSource.makeTimerSource(queue: queue))
-        timer.source.setEventHandler { [weak self] in self?.fire() }
-        timer.source.schedule(deadline: .distantFuture)
-        timer.source.activate()
+        timer = ClockQueue(label: label)
+        timer.activate { [weak self] in self?.fire() }
     }
 
     deinit {
-        timer.source.cancel()
+        timer.cancel()
     }
 
     public var nowMilliseconds: Int64 { WallClock.milliseconds() }
@@ -63,7 +44,17 @@ public final class SystemClock: SandboxClock {
     @discardableResult
     public func schedule(afterMilliseconds: Int64, _ task: @escaping @Sendable () -> Void) -> ScheduledTask {
         let delay = max(0, min(afterMilliseconds, Int64.max / 4_000_000))
-        let deadline = Self.monotonicNow + delay * 1_000_000
+        return schedule(deadline: ClockQueue.monotonicNow + delay * 1_000_000, task)
+    }
+
+    @discardableResult
+    public func schedule(
+        atMonotonicNanoseconds deadline: UInt64, _ task: @escaping @Sendable () -> Void
+    ) -> ScheduledTask {
+        schedule(deadline: Int64(clamping: deadline), task)
+    }
+
+    private func schedule(deadline: Int64, _ task: @escaping @Sendable () -> Void) -> ScheduledTask {
         let id = storage.state.withLock { [timer] state in
             let id = state.timers.insert(deadline: deadline, task)
             if state.armedFor.map({ deadline < $0 }) ?? true {
@@ -75,12 +66,10 @@ public final class SystemClock: SandboxClock {
         return ScheduledTask { [storage] in storage.state.withLock { $0.timers.remove(id) } }
     }
 
-    private static var monotonicNow: Int64 { Int64(clamping: MonotonicClock.nanoseconds()) }
-
     /// On the clock's queue: runs every due task, then arms the timer for the next deadline.
     private func fire() {
         while true {
-            let now = Self.monotonicNow
+            let now = ClockQueue.monotonicNow
             let task = storage.state.withLock { [timer] state -> (@Sendable () -> Void)? in
                 if let (_, task) = state.timers.popDue(notAfter: now) { return task }
                 state.armedFor = state.timers.earliestDeadline()

@@ -281,7 +281,7 @@ extension DeviceQueue {
                 if let completion = item.completion { report.completions.append((completion, .failure(error))) }
                 if dropped.contains(item.sequence) {
                     entries[item.sequence] = nil
-                } else {
+                } else if !item.isForgotten {
                     retry.append(item)
                 }
             }

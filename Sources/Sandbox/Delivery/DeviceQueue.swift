@@ -131,6 +131,9 @@ struct DeviceQueue {
         var event: EventDraft?
         /// The push's `extension-running`: its extension starts once this save commits.
         var startsExtension = false
+        /// Its push was forgotten while this save was in flight (``forget(where:budgets:)``): a failed
+        /// save of it is not tried again.
+        var isForgotten = false
     }
 
     let settings: Settings
@@ -292,17 +295,21 @@ struct DeviceQueue {
     /// ones go back to storage (or the device's hold) with their deadline, `delivering` ones are delivered
     /// again (their extension, if any, had not started), and `extension-running` ones, whose extension may
     /// have been running, are shown with their original content (`original-crash`, presented with
-    /// ``Presentation/wasInterrupted``), never run again. Each gets a `resumed` timeline entry.
+    /// ``Presentation/wasInterrupted``), never run again. Each gets a `resumed` timeline entry with
+    /// `resumed` as its detail; with `resumed` nil (records restored from a snapshot) none, and stored
+    /// ones are taken back as they are, without a save.
     mutating func recover(
         _ records: [(sequence: UInt64, record: NotificationRecord, traits: PushTraits)], device: DeviceRecord?,
-        at now: DeliveryInstant
+        at now: DeliveryInstant, resumed: String? = DeliveryRules.restart
     ) -> [Action] {
         var actions: [Action] = []
         for (sequence, record, traits) in records where !record.status.isFinal {
             guard !entries.values.contains(where: { $0.record.apnsID == record.apnsID }) else { continue }
             var record = record
-            record.timeline.append(TimelineEntry(step: DeliveryRules.resumedStep, at: now.wall,
-                                                 monotonic: now.monotonic, detail: DeliveryRules.restart))
+            if let resumed {
+                record.timeline.append(TimelineEntry(step: DeliveryRules.resumedStep, at: now.wall,
+                                                     monotonic: now.monotonic, detail: resumed))
+            }
             let wasHeld = record.timeline.last(where: { $0.step == NotificationStatus.stored.rawValue })?
                 .detail?.hasPrefix("throttled") ?? false
             entries[sequence] = Entry(record: record, traits: traits, place: .committing)
@@ -315,7 +322,7 @@ struct DeviceQueue {
                 } else if isUninstalled(record.bundleID, device: device, at: now) {
                     finish(sequence, .discarded, detail: DeliveryRules.appUninstalled, at: now)
                 } else {
-                    pendingSaves.append(PendingSave(record: record, sequence: sequence))
+                    if resumed != nil { pendingSaves.append(PendingSave(record: record, sequence: sequence)) }
                     if wasHeld {
                         hold(sequence, at: now, transition: false)
                     } else {

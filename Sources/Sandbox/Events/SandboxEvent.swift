@@ -14,8 +14,13 @@ public enum SandboxEventType: String, Sendable, CaseIterable, Codable {
     case deviceUpdated = "device.updated"
     /// A fault rule was applied to a push (`/api/v1/faults`).
     case faultApplied = "fault.applied"
+    /// The virtual clock was frozen, advanced, set, resumed or put back to real time (`/api/v1/clock`).
+    case clockChanged = "clock.changed"
     /// Sent only to one webhook subscription on request (`POST /api/v1/webhooks/{id}/test`); never logged.
     case webhookTest = "webhook.test"
+    /// The sandbox was reset (`POST /api/v1/reset`, whole or scoped) or a snapshot was restored: what a
+    /// consumer shows may be gone.
+    case sandboxReset = "sandbox.reset"
 
     /// The event a record reaching `status` announces, if any (`delivering` and `extension-running` are
     /// steps inside delivery, not events).

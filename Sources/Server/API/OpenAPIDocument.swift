@@ -17,7 +17,7 @@ enum OpenAPIDocument {
     }
 
     /// The fragments merged into `base`, in this order.
-    static let fragments: [String] = [faults]
+    static let fragments: [String] = [faults, clock, steering]
 
     /// The whole document (keys sorted).
     static let json: String = merged(base: base, fragments: fragments)
@@ -380,7 +380,7 @@ enum OpenAPIDocument {
           "Problem": { "description": "Error", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Problem" } } } }
         },
         "schemas": {
-          "EventType": { "type": "string", "enum": ["push.accepted", "push.rejected", "notification.stored", "notification.displayed", "notification.delivered-silent", "notification.expired", "notification.discarded", "device.updated", "fault.applied", "webhook.test"] },
+          "EventType": { "type": "string", "enum": ["push.accepted", "push.rejected", "notification.stored", "notification.displayed", "notification.delivered-silent", "notification.expired", "notification.discarded", "device.updated", "fault.applied", "clock.changed", "webhook.test", "sandbox.reset"] },
           "Event": {
             "type": "object",
             "description": "What SSE data lines and webhook bodies carry (the Standard Webhooks payload shape). id is evt_ and the event's position in the log (the SSE id without the prefix).",
@@ -391,7 +391,9 @@ enum OpenAPIDocument {
               "timestamp": { "type": "string", "format": "date-time" },
               "data": { "oneOf": [
                 { "$ref": "#/components/schemas/NotificationEventData" }, { "$ref": "#/components/schemas/PushRejectedEventData" },
-                { "$ref": "#/components/schemas/DeviceUpdatedEventData" }, { "$ref": "#/components/schemas/WebhookTestEventData" } ] }
+                { "$ref": "#/components/schemas/DeviceUpdatedEventData" }, { "$ref": "#/components/schemas/WebhookTestEventData" },
+                { "$ref": "#/components/schemas/ClockChangedEventData" },
+                { "$ref": "#/components/schemas/SandboxResetEventData" } ] }
             }
           },
           "NotificationEventData": {

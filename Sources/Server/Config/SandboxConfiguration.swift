@@ -90,6 +90,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
     public var events = EventSettings()
     public var webhooks = WebhookConfiguration()
     public var admin = AdminSettings()
+    public var clock = ClockSettings()
     public var teams: [TeamConfiguration] = []
     /// Apps with strings or a service extension (seeded into the store at every start).
     public var apps: [AppConfiguration] = []
@@ -101,7 +102,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
 
     enum Keys: String, CodingKey, CaseIterable {
         case dataDirectory, logLevel, requestLogging, eventLoops, listeners, tls, limits, apns, storage, delivery
-        case extensions, events, webhooks, admin, teams, apps, devices, faults
+        case extensions, events, webhooks, admin, clock, teams, apps, devices, faults
     }
 
     public init(from decoder: any Decoder) throws {
@@ -120,6 +121,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
         events = try section(.events, \.events)
         webhooks = try section(.webhooks, \.webhooks)
         admin = try section(.admin, \.admin)
+        clock = try section(.clock, \.clock)
         teams = try section(.teams, \.teams)
         apps = try section(.apps, \.apps)
         devices = try section(.devices, \.devices)
@@ -239,6 +241,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
         }
         if let problem = limits.problem() { throw ConfigurationError(problem) }
         if let problem = webhooks.problems().first { throw ConfigurationError(problem) }
+        if let problem = clock.problems().first { throw ConfigurationError(problem) }
         guard events.heartbeatSeconds > 0, events.maxAgeHours > 0 else {
             throw ConfigurationError("events.heartbeatSeconds and events.maxAgeHours must be positive")
         }

@@ -54,7 +54,7 @@ final class FaultService: Sendable {
     }
 
     /// Every rule, written back as specs (a snapshot's `faults`).
-    func export() -> [FaultRuleSpec] {
+    func specs() -> [FaultRuleSpec] {
         book.entries.map { FaultRuleSpec($0.rule) }
     }
 

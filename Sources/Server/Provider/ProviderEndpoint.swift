@@ -299,4 +299,11 @@ final class DeviceRateLimiter: Sendable {
             return window.count <= maxPerSecond
         }
     }
+
+    /// Forgets the count of `token` (nil: of every device), as after a reset of the sandbox.
+    func forget(_ token: DeviceToken?) {
+        windows.withLock { windows in
+            if let token { windows[token] = nil } else { windows.removeAll() }
+        }
+    }
 }

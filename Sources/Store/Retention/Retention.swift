@@ -1,4 +1,5 @@
 // APNs Sandbox — pruning old notification records, events and finished webhook deliveries, once a minute.
+import Dispatch
 import Sandbox
 import Support
 import Synchronization
@@ -8,7 +9,9 @@ import Synchronization
 /// webhooks.deliveryRetentionDays), from ``start()`` until ``stop()``.
 ///
 /// The timer is the clock's: nothing is scheduled before ``start()``, and after ``stop()`` the pending pass is
-/// cancelled and none is scheduled again. A pass runs on the clock's queue.
+/// cancelled and none is scheduled again. A pass runs on a queue of its own (`retention`), and the next one is
+/// scheduled when it ends: SQL never holds up the clock's queue, and a clock that jumps days ahead (a virtual
+/// clock advanced) makes one pass, not one per interval on the way; ``pruneSoon()`` then prunes at the new time.
 public final class Retention: Sendable {
     /// What is kept: counts and ages in milliseconds.
     public struct Settings: Sendable, Equatable {
@@ -44,6 +47,7 @@ public final class Retention: Sendable {
     }
 
     private let state = Mutex(State())
+    private let work = DispatchQueue(label: "retention", qos: .utility)
     private let store: SQLiteStore
     private let outbox: SQLiteStore
     private let clock: any SandboxClock
@@ -89,6 +93,17 @@ public final class Retention: Sendable {
             return state.task
         }
         task?.cancel()
+        work.sync {}  // a pass under way ends before the stores close
+    }
+
+    /// A pass soon, on the retention queue (after the clock jumped: what the jump made old goes now, not an
+    /// interval later). Nothing before ``start()`` or after ``stop()``.
+    public func pruneSoon() {
+        guard state.withLock({ $0.isStarted && !$0.isStopped }) else { return }
+        work.async { [self] in
+            guard !state.withLock({ $0.isStopped }) else { return }
+            prune()
+        }
     }
 
     /// Whether a pass is scheduled (after ``start()``, before ``stop()``).
@@ -99,8 +114,10 @@ public final class Retention: Sendable {
         state.withLock { state in
             guard !state.isStopped else { return }
             state.task = clock.schedule(afterMilliseconds: settings.intervalMilliseconds) { [self] in
-                prune()
-                schedule()
+                work.async {
+                    self.prune()
+                    self.schedule()
+                }
             }
         }
     }

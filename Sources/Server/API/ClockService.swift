@@ -1,0 +1,123 @@
+// APNs Sandbox — the sandbox's clock as the API steers it: reading it, and the virtual clock's changes.
+import APNsProtocol
+import Events
+import Sandbox
+
+/// What `/api/v1/clock` reads and changes (`clock.virtual` in the configuration).
+///
+/// With a ``VirtualClock`` every change is carried out on it, announced as a `clock.changed` event, and
+/// followed by `onChange` (the server prunes at the new time). With the system clock only ``state`` answers;
+/// the changes throw 409 `clock_not_virtual`, naming the configuration key.
+final class ClockService: Sendable {
+    /// The clock every part of the server reads.
+    let clock: any SandboxClock
+    /// The same clock when it is virtual.
+    let virtual: VirtualClock?
+    private let events: EventRecorder?
+    private let onChange: @Sendable () -> Void
+
+    init(
+        clock: any SandboxClock, events: EventRecorder?, onChange: @escaping @Sendable () -> Void = {}
+    ) {
+        self.clock = clock
+        virtual = clock as? VirtualClock
+        self.events = events
+        self.onChange = onChange
+    }
+
+    /// The clock a configuration asks for: a ``VirtualClock`` (started as `clock.startAt` / `clock.frozen` say)
+    /// with `clock.virtual`, else the system clock.
+    static func makeClock(_ settings: ClockSettings) -> any SandboxClock {
+        guard settings.virtual else { return SystemClock() }
+        return VirtualClock(startingAt: settings.startMilliseconds, frozen: settings.frozen)
+    }
+
+    /// The clock's reading as the API shows it.
+    struct State: Codable, Sendable, Equatable {
+        /// RFC 3339, UTC, milliseconds.
+        var now: String
+        var nowMilliseconds: Int64
+        /// `real` (real time, no offset), `running` (real speed, shifted by `offsetMilliseconds`), `frozen`.
+        var mode: String
+        var virtual: Bool
+        /// The clock's wall time minus real wall time.
+        var offsetMilliseconds: Int64
+
+        init(_ reading: VirtualClock.Reading) {
+            self.init(
+                now: reading.nowMilliseconds, mode: reading.isReal ? "real" : reading.mode.rawValue, virtual: true,
+                offset: reading.offsetMilliseconds)
+        }
+
+        init(now milliseconds: Int64, mode: String, virtual: Bool, offset: Int64) {
+            now = ISOTimestamp.string(milliseconds: milliseconds)
+            nowMilliseconds = milliseconds
+            self.mode = mode
+            self.virtual = virtual
+            offsetMilliseconds = offset
+        }
+    }
+
+    var state: State {
+        if let virtual { return State(virtual.reading) }
+        return State(now: clock.nowMilliseconds, mode: "real", virtual: false, offset: 0)
+    }
+
+    func freeze() throws -> State {
+        try change("frozen") { $0.freeze() }
+    }
+
+    func advance(byMilliseconds milliseconds: Int64) throws -> State {
+        try change("advanced", by: milliseconds) { $0.advance(byMilliseconds: milliseconds) }
+    }
+
+    func set(toMilliseconds milliseconds: Int64) throws -> State {
+        try change("set") { $0.set(toMilliseconds: milliseconds) }
+    }
+
+    func resume() throws -> State {
+        try change("resumed") { $0.resume() }
+    }
+
+    func backToReal() throws -> State {
+        try change("real") { $0.backToReal() }
+    }
+
+    /// Back to the configured start (real time, or `clock.startAt`, frozen if `clock.frozen`), for a reset of
+    /// the whole sandbox: no event (the reset announces itself), a no-op with the system clock.
+    func reset() {
+        guard let virtual else { return }
+        virtual.reset()
+        onChange()
+    }
+
+    private func change(
+        _ name: String, by milliseconds: Int64? = nil, _ body: (VirtualClock) -> VirtualClock.Reading
+    ) throws -> State {
+        guard let virtual else {
+            throw APIError(
+                status: 409, code: "clock_not_virtual",
+                message: "The clock is real time: set \"clock\": {\"virtual\": true} in the configuration file "
+                    + "(clock.virtual) to freeze, advance or set it")
+        }
+        let previous = virtual.nowMilliseconds
+        let state = State(body(virtual))
+        onChange()
+        events?.append(Self.changed(name, state: state, previous: previous, by: milliseconds))
+        return state
+    }
+
+    /// A `clock.changed` event: `change` (`frozen`, `advanced`, `set`, `resumed`, `real`), the new state's
+    /// fields, `previousMilliseconds` (the time before), and `byMilliseconds` for an advance.
+    static func changed(_ change: String, state: State, previous: Int64, by milliseconds: Int64?) -> EventDraft {
+        var writer = JSONWriter()
+        writer.member("change", change)
+        writer.member("now", state.now)
+        writer.member("nowMilliseconds", state.nowMilliseconds)
+        writer.member("previousMilliseconds", previous)
+        writer.member("byMilliseconds", milliseconds)
+        writer.member("mode", state.mode)
+        writer.member("offsetMilliseconds", state.offsetMilliseconds)
+        return EventDraft(type: .clockChanged, time: state.nowMilliseconds, data: writer.finish())
+    }
+}
