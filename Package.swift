@@ -58,7 +58,7 @@ let package = Package(
         .testTarget(name: "APNsProtocolTests", dependencies: ["APNsProtocol", "Support"], swiftSettings: strict),
         .testTarget(name: "SandboxTests", dependencies: ["Sandbox", "APNsProtocol"], swiftSettings: strict),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Support"], swiftSettings: strict),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Support", "Transport", "CNGHTTP2"], swiftSettings: strict),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Support", "Transport", "CNGHTTP2", "TestProcessSupport"], swiftSettings: strict),
         .testTarget(
             name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTP", "Transport", "Crypto", "Support"],
             swiftSettings: strict),

@@ -123,7 +123,7 @@ extension PushRequestValidator {
     }
 
     /// True when `topic` is 1–255 bytes with no white space or control characters.
-    static func isValidTopic(_ topic: String) -> Bool {
+    public static func isValidTopic(_ topic: String) -> Bool {
         let bytes = topic.utf8
         guard !bytes.isEmpty, bytes.count <= maxTopicBytes else { return false }
         // Fast path: printable ASCII other than space is fine.

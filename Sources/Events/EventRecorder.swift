@@ -24,7 +24,7 @@ public struct EventRecorder: Sendable {
     }
 
     /// `data`: `apnsId`, `deviceToken`, `topic`, `pushType`, `priority`, `environment`, `status` (HTTP),
-    /// `reason`, `timestamp` (410 only), `connectionId`, `receivedAt`.
+    /// `reason`, `timestamp` (410 only), `connectionId`, `receivedAt`, `fault` (the fault rule that answered).
     public static func rejected(_ push: PushRecord) -> EventDraft? {
         guard let rejection = push.rejection else { return nil }
         var writer = JSONWriter()
@@ -39,9 +39,33 @@ public struct EventRecorder: Sendable {
         writer.member("timestamp", rejection.timestamp)
         writer.member("connectionId", Int64(truncatingIfNeeded: push.connectionID))
         writer.member("receivedAt", push.receivedAt)
+        if let fault = push.fault { writer.member("fault", json: NotificationEvents.faultJSON(fault)) }
         return EventDraft(
             type: .pushRejected, time: push.receivedAt, deviceToken: push.deviceToken.isEmpty ? nil : push.deviceToken,
             topic: push.topic, data: writer.finish())
+    }
+
+    /// `fault.applied`: `ruleId`, `name`, `action`, `detail`, and the push's `apnsId`, `deviceToken`, `topic`,
+    /// `pushType`, `environment`, `connectionId`, `receivedAt`, `outcome` (`rejected`, `accepted` or `dropped`:
+    /// no answer, nothing stored).
+    public static func faultApplied(_ push: PushRecord) -> EventDraft? {
+        guard let fault = push.fault else { return nil }
+        var writer = JSONWriter()
+        writer.member("ruleId", fault.ruleID)
+        writer.member("name", fault.name)
+        writer.member("action", fault.action)
+        writer.member("detail", fault.detail)
+        writer.member("apnsId", push.apnsID)
+        writer.member("deviceToken", push.deviceToken)
+        writer.member("topic", push.topic)
+        writer.member("pushType", push.pushType?.rawValue)
+        writer.member("environment", push.environment.rawValue)
+        writer.member("connectionId", Int64(truncatingIfNeeded: push.connectionID))
+        writer.member("receivedAt", push.receivedAt)
+        writer.member("outcome", push.rejection != nil ? "rejected" : fault.dropsPush ? "dropped" : "accepted")
+        return EventDraft(
+            type: .faultApplied, time: push.receivedAt, deviceToken: push.deviceToken, topic: push.topic,
+            data: writer.finish())
     }
 
     /// `data`: `change` (`created`, `auto-registered`, `updated`, `deleted`), `token`, and for all but
@@ -69,7 +93,8 @@ public struct EventRecorder: Sendable {
     }
 }
 
-/// The provider endpoint's sink: the in-memory push log, plus a `push.rejected` event per rejection.
+/// The provider endpoint's sink: the in-memory push log, plus a `push.rejected` event per rejection and a
+/// `fault.applied` event per push a fault rule acted on.
 public struct RecordingPushSink: PushRecordSink {
     public let recent: RecentPushes
     public let events: EventRecorder
@@ -82,5 +107,6 @@ public struct RecordingPushSink: PushRecordSink {
     public func record(_ push: PushRecord) {
         recent.record(push)
         if let draft = EventRecorder.rejected(push) { events.append(draft) }
+        if let draft = EventRecorder.faultApplied(push) { events.append(draft) }
     }
 }

@@ -199,19 +199,23 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
             paths: InstancePaths(dataDirectory: configuration.dataDirectory, instanceID: id, record: record),
             settings: configuration)
         let driver: any InstanceDriver
-        switch extensionConfiguration.kind {
-        case .builtin(let steps):
-            driver = BuiltinDriver(steps: steps, request: context.request, http: http)
-        case .exec(let settings):
-            if let problem = configuration.execPolicy.problem(
-                running: settings.path, searchPath: settings.environment["PATH"] ?? ExecPolicy.defaultSearchPath)
-            {
-                fallBack(problem)
-                return
+        if let (fault, applied) = record.deliveryFault, fault == .extensionCrash || fault == .extensionTimeout {
+            driver = ForcedOutcomeDriver(fault: fault, applied: applied)
+        } else {
+            switch extensionConfiguration.kind {
+            case .builtin(let steps):
+                driver = BuiltinDriver(steps: steps, request: context.request, http: http)
+            case .exec(let settings):
+                if let problem = configuration.execPolicy.problem(
+                    running: settings.path, searchPath: settings.environment["PATH"] ?? ExecPolicy.defaultSearchPath)
+                {
+                    fallBack(problem)
+                    return
+                }
+                driver = ExecDriver(settings: settings, reactor: reactor, launcher: launcher, registry: registry)
+            case .webhook(let settings):
+                driver = RemoteExtensionDriver(settings: settings, http: http)
             }
-            driver = ExecDriver(settings: settings, reactor: reactor, launcher: launcher, registry: registry)
-        case .webhook(let settings):
-            driver = RemoteExtensionDriver(settings: settings, http: http)
         }
         let instance = Instance(
             context: context, queue: queue, clock: clock,

@@ -38,4 +38,6 @@ public enum ExtensionTimelineStep: String, Sendable, CaseIterable {
     case exited = "extension-exited"
     /// The exec process group was killed at the end of the instance.
     case killed = "extension-killed"
+    /// A fault rule forces the outcome (a crash or a timeout): the app's own extension does not run.
+    case fault = "extension-fault"
 }

@@ -126,6 +126,9 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: HTTPFields
     public var body: [UInt8]
+    /// What the connection does with this response instead of (or besides) sending it normally: the sandbox's
+    /// fault injection (``ConnectionFault``). nil, the default, costs one check where the response is sent.
+    public var connectionFault: ConnectionFault? = nil
 
     public init(status: Int, headers: HTTPFields = HTTPFields(), body: [UInt8] = []) {
         self.status = status

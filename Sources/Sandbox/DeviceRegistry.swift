@@ -53,6 +53,14 @@ public final class DeviceRegistry: Sendable {
         appTable.withLock { Array($0.values) }.sorted { $0.bundleID < $1.bundleID }
     }
 
+    /// Removes the apps `selected` picks and adds `apps`, in one step (a reset of the sandbox).
+    public func replaceApps(where selected: (App) -> Bool, with apps: [App]) {
+        appTable.withLock { table in
+            table = table.filter { !selected($0.value) }
+            for app in apps { table[app.bundleID] = app }
+        }
+    }
+
     // MARK: Devices
 
     /// Adds or replaces a device.
@@ -80,6 +88,19 @@ public final class DeviceRegistry: Sendable {
     /// Forgets a device.
     public func remove(token: DeviceToken) {
         _ = shard(for: token).devices.withLock { $0.removeValue(forKey: token) }
+    }
+
+    /// Removes the devices `selected` picks and adds `devices`, shard by shard, each shard in one step under
+    /// its lock (a reset of the sandbox: a push never finds a device of the configuration missing meanwhile).
+    public func replaceDevices(where selected: (Device) -> Bool, with devices: [Device]) {
+        var byShard: [ObjectIdentifier: [Device]] = [:]
+        for device in devices { byShard[ObjectIdentifier(shard(for: device.token)), default: []].append(device) }
+        for shard in shards {
+            shard.devices.withLock { table in
+                table = table.filter { !selected($0.value) }
+                for device in byShard[ObjectIdentifier(shard)] ?? [] { table[device.token] = device }
+            }
+        }
     }
 
     public func device(token: DeviceToken) -> Device? {

@@ -35,6 +35,8 @@ public struct PushRecord: Sendable {
     /// Milliseconds since the epoch.
     public var receivedAt: Int64
     public var rejection: APNsError?
+    /// The fault rule applied to the push, if any (a connection fault that dropped it: no rejection, not accepted).
+    public var fault: AppliedFault?
 
     public init(
         apnsID: String, uniqueID: String? = nil, deviceToken: String, topic: String? = nil, bundleID: String? = nil,
@@ -60,7 +62,8 @@ public struct PushRecord: Sendable {
         self.rejection = rejection
     }
 
-    public var isAccepted: Bool { rejection == nil }
+    /// Accepted: neither rejected nor dropped by a fault.
+    public var isAccepted: Bool { rejection == nil && !(fault?.dropsPush ?? false) }
 }
 
 /// Where push records go: the delivery layer (durable store and device simulation come next).

@@ -37,7 +37,34 @@ public final class RecentPushes: PushRecordSink {
         _ = incoming
     }
 
-    /// Counts since start.
+    /// Forgets the records `selected` picks (the order of the others is kept). With `resettingCounts`, the
+    /// counts start again from zero (a reset of the whole sandbox); otherwise they keep counting every push.
+    public func removeAll(where selected: (PushRecord) -> Bool, resettingCounts: Bool = false) {
+        var dropped: [PushRecord] = []
+        ring.withLock { ring in
+            let count = ring.records.count
+            var kept: [PushRecord] = []
+            var index = (ring.next - ring.stored + count) % count
+            for _ in 0..<ring.stored {
+                if let record = ring.records[index] {
+                    if selected(record) { dropped.append(record) } else { kept.append(record) }
+                }
+                ring.records[index] = nil
+                index = (index + 1) % count
+            }
+            for (position, record) in kept.enumerated() { ring.records[position] = record }
+            ring.next = kept.count % count
+            ring.stored = kept.count
+            if resettingCounts {
+                ring.accepted = 0
+                ring.rejected = 0
+            }
+        }
+        // Released here, outside the lock.
+        dropped.removeAll()
+    }
+
+    /// Counts since start (or since the last reset of the whole sandbox).
     public var counts: (accepted: Int, rejected: Int) {
         ring.withLock { ($0.accepted, $0.rejected) }
     }

@@ -47,11 +47,16 @@ public final class SandboxServer: Sendable {
     /// Delivers events to webhook subscriptions.
     public let webhooks: WebhookDispatcher
     let eventHub: EventStreamHub
+    /// Fault rules (`/api/v1/faults`, the configuration's `faults`).
+    let faults: FaultService
     /// Time and timers of delivery, extensions, webhooks and retention: the system clock, or with `clock.virtual`
     /// a ``VirtualClock`` that `/api/v1/clock` steers.
     let clock: any SandboxClock
     /// Reads and steers ``clock`` for the API (and a reset of the sandbox: ``ClockService/reset()``).
     let clockService: ClockService
+    /// The parts that take part in resets and snapshots besides the core (faults, the virtual clock):
+    /// `steering.register(part)` (docs/reset-and-snapshots.md).
+    public let steering = SteeringParticipants()
     /// Held from the start of `init` until the end of `shutdown()` or of a failed `start()` (or until the
     /// object goes).
     private let directoryLock: DataDirectoryLock
@@ -118,6 +123,8 @@ public final class SandboxServer: Sendable {
         self.outbox = outbox
         let clock = ClockService.makeClock(configuration.clock)
         self.clock = clock
+        let faults = try FaultService(configuration: configuration, clock: clock)
+        self.faults = faults
         let waiters = NotificationWaiters()
         let eventHub = EventStreamHub(
             log: store, heartbeatSeconds: configuration.events.heartbeatSeconds.amount,
@@ -184,7 +191,9 @@ public final class SandboxServer: Sendable {
         }
         let provider = ProviderEndpoint(
             keys: keys, registry: registry, sink: RecordingPushSink(recent: pushes, events: recorder), settings: settings, listenerEnvironments: listenerEnvironments,
-            receiver: engine, clock: clock, logger: logger.with("component", "provider"))
+            receiver: engine, clock: clock, faults: faults.book,
+            // A fault's latency is real time, also while the virtual clock stands still.
+            realTime: clock as? SystemClock ?? SystemClock(label: "apns-sandbox.fault-latency"), logger: logger.with("component", "provider"))
 
         var router = Router(errors: ErrorResponder(logger: logger.with("component", "api")))
         provider.register(on: &router)  // first: the hot path matches at once
@@ -201,7 +210,16 @@ public final class SandboxServer: Sendable {
         AppRoutes(devices: store, registry: registry, execPolicy: execPolicy).register(on: &router)
         EventRoutes(hub: eventHub).register(on: &router)
         WebhookRoutes(repository: outbox, dispatcher: webhooks).register(on: &router)
+        FaultRoutes(service: faults).register(on: &router)
+        steering.register(faults)
+        steering.register(clockService)
         ClockRoutes(service: clockService).register(on: &router)
+        let resets = ResetService(.init(
+            configuration: configuration, store: store, outbox: outbox, webhooks: webhooks, registry: registry, engine: engine,
+            pushes: pushes, rateLimiter: provider.rateLimiter, attachments: attachments, participants: steering, keys: keys,
+            clock: clock, logger: logger.with("component", "reset")))
+        ResetRoutes(service: resets).register(on: &router)
+        SnapshotRoutes(service: resets, execPolicy: execPolicy).register(on: &router)
         OpenAPIDocument.register(on: &router)
 
         options.oversizedBodyResponder = { request in provider.answerOversized(request) }

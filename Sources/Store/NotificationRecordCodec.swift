@@ -12,12 +12,15 @@ import Sandbox
 /// ### Changing the record
 /// Add the new field at the end, bump ``currentVersion``, and keep decoding the older versions
 /// (a missing field gets its default) — the stored rows are never rewritten.
+///
+/// Version 2 appends the applied fault rules. A record without faults (nearly every one) is still written as
+/// version 1, byte for byte as before.
 enum NotificationRecordCodec {
-    static let currentVersion: UInt8 = 1
+    static let currentVersion: UInt8 = 2
 
     static func encode(_ record: NotificationRecord) -> [UInt8] {
         var writer = BinaryWriter(capacity: estimatedSize(of: record))
-        writer.write(byte: currentVersion)
+        writer.write(byte: record.faults.isEmpty ? 1 : currentVersion)
         writer.write(record.apnsID)
         writer.write(record.uniqueID)
         writer.write(record.deviceToken)
@@ -57,6 +60,17 @@ enum NotificationRecordCodec {
             writer.write(unsigned: entry.monotonic)
             writer.write(entry.detail)
         }
+        if !record.faults.isEmpty {
+            writer.write(unsigned: UInt64(record.faults.count))
+            for fault in record.faults {
+                writer.write(fault.ruleID)
+                writer.write(fault.name)
+                writer.write(fault.action)
+                writer.write(fault.detail)
+                writer.write(fault.delivery?.name)
+                writer.write(signed: fault.delivery?.milliseconds ?? 0)
+            }
+        }
         return writer.bytes
     }
 
@@ -64,7 +78,7 @@ enum NotificationRecordCodec {
     static func decode(_ bytes: UnsafeRawBufferPointer) throws -> NotificationRecord {
         var reader = BinaryReader(bytes)
         let version = try reader.readByte()
-        guard version == currentVersion else {
+        guard version == 1 || version == currentVersion else {
             throw StoreError.corruptRecord("unknown notification record format version \(version)")
         }
         let apnsID = try reader.readString()
@@ -109,6 +123,26 @@ enum NotificationRecordCodec {
             let detail = try reader.readOptionalString()
             timeline.append(TimelineEntry(step: step, at: at, monotonic: monotonic, detail: detail))
         }
+        var faults: [AppliedFault] = []
+        if version >= 2 {
+            let faultCount = try reader.readCount(minimumElementSize: 4)
+            for _ in 0..<faultCount {
+                let ruleID = try reader.readString()
+                let name = try reader.readOptionalString()
+                let action = try reader.readString()
+                let detail = try reader.readString()
+                let deliveryName = try reader.readOptionalString()
+                let milliseconds = try reader.readSigned()
+                var delivery: DeliveryFault?
+                if let deliveryName {
+                    guard let known = DeliveryFault(name: deliveryName, milliseconds: milliseconds) else {
+                        throw StoreError.corruptRecord("unknown delivery fault \"\(deliveryName)\"")
+                    }
+                    delivery = known
+                }
+                faults.append(AppliedFault(ruleID: ruleID, name: name, action: action, detail: detail, delivery: delivery))
+            }
+        }
         guard reader.isAtEnd else {
             throw StoreError.corruptRecord("\(reader.remaining) unexpected bytes after the record")
         }
@@ -117,7 +151,7 @@ enum NotificationRecordCodec {
             pushType: pushType, priority: priority, expiration: expiration, collapseID: collapseID,
             environment: environment, headers: headers, payload: payload, authentication: authentication,
             teamID: teamID, keyID: keyID, issuedAt: issuedAt, connectionID: connectionID, receivedAt: receivedAt,
-            status: status, outcome: outcome, displayed: displayed, timeline: timeline)
+            status: status, outcome: outcome, displayed: displayed, timeline: timeline, faults: faults)
     }
 
     // MARK: Displayed content

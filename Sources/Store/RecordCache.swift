@@ -63,6 +63,16 @@ final class RecordCache<Record: Sendable>: @unchecked Sendable {
         entries[key] = nil
     }
 
+    /// Forgets everything (many records were rewritten at once): every lookup reads the database again, and
+    /// no read that began before this may fill the cache.
+    func removeAll() {
+        lock.lock()
+        defer { lock.unlock() }
+        entries.removeAll(keepingCapacity: true)
+        version += 1
+        clearedAt = version
+    }
+
     /// Take before reading the database, then pass to ``fill(_:for:readSince:)``.
     func readTicket() -> UInt64 {
         lock.lock()

@@ -95,7 +95,7 @@ extension SQLiteStore {
     }
 
     /// Creates or replaces the device row (on the writer's connection).
-    private static func upsertDevice(token: String, json: [UInt8], on connection: SQLiteConnection) throws {
+    static func upsertDevice(token: String, json: [UInt8], on connection: SQLiteConnection) throws {
         try connection.withStatement(
             "INSERT INTO devices(token, record) VALUES (?, ?) ON CONFLICT(token) DO UPDATE SET record = excluded.record"
         ) { statement in
@@ -107,7 +107,7 @@ extension SQLiteStore {
 
     /// - Returns: false when there was no such row.
     @discardableResult
-    private static func deleteDevice(token: String, on connection: SQLiteConnection) throws -> Bool {
+    static func deleteDevice(token: String, on connection: SQLiteConnection) throws -> Bool {
         try connection.withStatement("DELETE FROM devices WHERE token = ?") { statement in
             try statement.bind(token, at: 1)
             try statement.step()
@@ -115,7 +115,7 @@ extension SQLiteStore {
         }
     }
 
-    private static func readDevice(token: String, on connection: SQLiteConnection) throws -> DeviceRecord? {
+    static func readDevice(token: String, on connection: SQLiteConnection) throws -> DeviceRecord? {
         try connection.withStatement("SELECT record FROM devices WHERE token = ?") { statement in
             try statement.bind(token, at: 1)
             guard try statement.step() else { return nil }
@@ -154,19 +154,29 @@ extension SQLiteStore {
 
     public func saveApp(_ app: AppRecord) throws {
         let json = try Self.encodeJSON(app)
-        try write { connection in
-            try connection.withStatement(
-                """
-                INSERT INTO apps(bundle_id, record) VALUES (?, ?)
-                ON CONFLICT(bundle_id) DO UPDATE SET record = excluded.record
-                """
-            ) { statement in
-                try statement.bind(app.bundleID, at: 1)
-                try statement.bind(json, at: 2)
-                try statement.step()
-            }
-        }
+        try write { connection in try Self.upsertApp(bundleID: app.bundleID, json: json, on: connection) }
         appCache.set(app, for: app.bundleID)
+    }
+
+    /// Creates or replaces the app row (on the writer's connection).
+    static func upsertApp(bundleID: String, json: [UInt8], on connection: SQLiteConnection) throws {
+        try connection.withStatement(
+            "INSERT INTO apps(bundle_id, record) VALUES (?, ?) ON CONFLICT(bundle_id) DO UPDATE SET record = excluded.record"
+        ) { statement in
+            try statement.bind(bundleID, at: 1)
+            try statement.bind(json, at: 2)
+            try statement.step()
+        }
+    }
+
+    /// - Returns: false when there was no such row.
+    @discardableResult
+    static func deleteApp(bundleID: String, on connection: SQLiteConnection) throws -> Bool {
+        try connection.withStatement("DELETE FROM apps WHERE bundle_id = ?") { statement in
+            try statement.bind(bundleID, at: 1)
+            try statement.step()
+            return connection.changes > 0
+        }
     }
 
     public func app(bundleID: String) throws -> AppRecord? {
@@ -204,13 +214,7 @@ extension SQLiteStore {
     @discardableResult
     public func deleteApp(bundleID: String) throws -> Bool {
         defer { appCache.set(nil, for: bundleID) }
-        return try write { connection in
-            try connection.withStatement("DELETE FROM apps WHERE bundle_id = ?") { statement in
-                try statement.bind(bundleID, at: 1)
-                try statement.step()
-                return connection.changes > 0
-            }
-        }
+        return try write { connection in try Self.deleteApp(bundleID: bundleID, on: connection) }
     }
 
     static func encodeJSON(_ value: some Encodable) throws -> [UInt8] {

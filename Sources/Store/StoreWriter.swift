@@ -277,16 +277,7 @@ final class StoreWriter {
                 }
                 let logged = try connection.withStatement(Self.insertEventSQL) { statement in
                     try saves.map { save in
-                        try save.events.map { draft in
-                            try statement.bind(draft.type.rawValue, at: 1)
-                            try statement.bind(draft.time, at: 2)
-                            try statement.bind(draft.deviceToken, at: 3)
-                            try statement.bind(draft.topic, at: 4)
-                            try statement.bind(draft.data, at: 5)
-                            try statement.step()
-                            statement.resetForNextRow()
-                            return SandboxEvent(id: connection.lastInsertRowID, draft: draft)
-                        }
+                        try save.events.map { draft in try Self.insert(draft, with: statement, on: connection) }
                     }
                 }
                 taskResults = try saves.map { save in try save.task.map { try $0(connection) } }
@@ -317,9 +308,31 @@ final class StoreWriter {
         }
     }
 
+    /// Runs ``insertEventSQL`` (prepared as `statement`) for `draft`; returns the event as logged.
+    static func insert(
+        _ draft: EventDraft, with statement: SQLiteConnection.Statement, on connection: SQLiteConnection
+    ) throws -> SandboxEvent {
+        try statement.bind(draft.type.rawValue, at: 1)
+        try statement.bind(draft.time, at: 2)
+        try statement.bind(draft.deviceToken, at: 3)
+        try statement.bind(draft.topic, at: 4)
+        try statement.bind(draft.data, at: 5)
+        try statement.step()
+        statement.resetForNextRow()
+        return SandboxEvent(id: connection.lastInsertRowID, draft: draft)
+    }
+
     /// Runs ``insertOrUpdateSQL`` for `row`; returns whether a row changed.
     @discardableResult
     private func write(_ row: EncodedRow, updatedAt now: Int64, with statement: SQLiteConnection.Statement) throws -> Bool {
+        try Self.write(row, updatedAt: now, with: statement, on: connection)
+    }
+
+    /// Runs ``insertOrUpdateSQL`` (prepared as `statement`) for `row`; returns whether a row changed.
+    @discardableResult
+    static func write(
+        _ row: EncodedRow, updatedAt now: Int64, with statement: SQLiteConnection.Statement, on connection: SQLiteConnection
+    ) throws -> Bool {
         try statement.bind(row.apnsID, at: 1)
         try statement.bind(row.deviceToken, at: 2)
         try statement.bind(row.topic, at: 3)

@@ -1,5 +1,6 @@
 // APNs Sandbox — nghttp2's own client session as the peer of HTTP2ConnectionHandler in tests, in memory.
 import CNGHTTP2
+import Support
 
 /// An HTTP/2 client that never sees a socket: ``output()`` is what it would send, ``receive(_:)`` takes what
 /// the server wrote. It records the frames it receives (GOAWAYs with their last stream id, error code and
@@ -11,6 +12,14 @@ final class H2TestClient {
         var lastStreamID: Int32
         var errorCode: UInt32
         var debugData: String
+    }
+
+    /// A DATA frame as received: its stream, payload length, END_STREAM, and when it arrived (monotonic ns).
+    struct DataFrame: Equatable {
+        var streamID: Int32
+        var length: Int
+        var endStream: Bool
+        var receivedAt: UInt64
     }
 
     enum Event: Equatable {
@@ -28,6 +37,12 @@ final class H2TestClient {
     private(set) var bodies: [Int32: [UInt8]] = [:]
     /// Streams nghttp2 closed, with the error code (0: complete).
     private(set) var closedStreams: [Int32: UInt32] = [:]
+    /// Every DATA frame, in order.
+    private(set) var dataFrames: [DataFrame] = []
+    /// SETTINGS_MAX_CONCURRENT_STREAMS of each (non-ACK) SETTINGS frame that carried it, in order.
+    private(set) var maxConcurrentStreamsSettings: [UInt32] = []
+    /// When each HEADERS frame arrived, by stream (monotonic ns).
+    private(set) var headersReceivedAt: [Int32: UInt64] = [:]
     fileprivate var uploads: [Int32: (bytes: [UInt8], offset: Int)] = [:]
 
     init() {
@@ -83,6 +98,11 @@ final class H2TestClient {
         settings.withUnsafeBufferPointer { nghttp2_session_upgrade2(session, $0.baseAddress, $0.count, 0, nil) }
     }
 
+    /// Sends a PING (its ACK is recorded as `.other(type: 6)`).
+    func ping() {
+        nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
+    }
+
     /// Resets a stream (RST_STREAM CANCEL).
     func reset(_ streamID: Int32) {
         nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_CANCEL.rawValue)
@@ -123,10 +143,17 @@ final class H2TestClient {
         switch header.type {
         case UInt8(NGHTTP2_SETTINGS.rawValue):
             events.append(.settings(ack: header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0))
+            let settings = frame.pointee.settings
+            for i in 0..<settings.niv where settings.iv[i].settings_id == Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue) {
+                maxConcurrentStreamsSettings.append(settings.iv[i].value)
+            }
         case UInt8(NGHTTP2_HEADERS.rawValue):
             events.append(.headers(streamID: header.stream_id, endStream: endStream))
+            headersReceivedAt[header.stream_id] = MonotonicClock.nanoseconds()
         case UInt8(NGHTTP2_DATA.rawValue):
             events.append(.data(streamID: header.stream_id, endStream: endStream))
+            dataFrames.append(DataFrame(
+                streamID: header.stream_id, length: header.length, endStream: endStream, receivedAt: MonotonicClock.nanoseconds()))
         case UInt8(NGHTTP2_GOAWAY.rawValue):
             let goaway = frame.pointee.goaway
             let debug = goaway.opaque_data.map { String(decoding: UnsafeBufferPointer(start: $0, count: goaway.opaque_data_len), as: UTF8.self) }

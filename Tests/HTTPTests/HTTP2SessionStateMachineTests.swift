@@ -59,6 +59,28 @@ import Testing
         #expect(GoAwayReason(.discardedData).errorCode == 0xb)
     }
 
+    /// A fault's GOAWAY names the stream before the faulted one (never below 0) and terminates, from any running
+    /// state, once; nothing after a violation or the close.
+    @Test func aFaultGoAwayTerminatesOnce() {
+        for prepare in [{ (_: inout HTTP2SessionStateMachine) in }, { _ = $0.shutdownRequested() }, { _ = $0.idleTimedOut() }] {
+            var machine = HTTP2SessionStateMachine()
+            prepare(&machine)
+            #expect(machine.faultRequestedGoAway(on: 7, errorCode: 2, debugData: [0x61])
+                == .faultGoAway(lastStreamID: 5, errorCode: 2, debugData: [0x61]))
+            #expect(machine.isTerminated && !machine.isRunning)
+            #expect(machine.faultRequestedGoAway(on: 9, errorCode: 0, debugData: []) == .none, "terminated once")
+            #expect(machine.shutdownGraceElapsed() == .none, "no final GOAWAY after ours")
+        }
+        var first = HTTP2SessionStateMachine()
+        #expect(first.faultRequestedGoAway(on: 1, errorCode: 0, debugData: []) == .faultGoAway(lastStreamID: 0, errorCode: 0, debugData: []))
+        var violated = HTTP2SessionStateMachine()
+        _ = violated.violated(.rapidReset)
+        #expect(violated.faultRequestedGoAway(on: 3, errorCode: 0, debugData: []) == .none)
+        var closed = HTTP2SessionStateMachine()
+        closed.connectionClosed()
+        #expect(closed.faultRequestedGoAway(on: 3, errorCode: 0, debugData: []) == .none)
+    }
+
     /// A protocol error sends nghttp2's GOAWAY and closes, without changing the state; a closed session does nothing.
     @Test func aProtocolErrorSendsAndCloses() {
         var machine = HTTP2SessionStateMachine()

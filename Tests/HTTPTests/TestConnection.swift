@@ -30,6 +30,8 @@ final class TestConnection: ConnectionContext {
 
     /// Bytes the peer has read.
     private(set) var written: [UInt8] = []
+    /// Each batch of bytes the peer read (one per flush while it reads): its size and when (monotonic ns).
+    private(set) var deliveries: [(count: Int, at: UInt64)] = []
     private var buffered: [UInt8] = []
     /// While false, flushed bytes stay buffered until ``peerReads()``.
     var isPeerReading = true
@@ -112,6 +114,7 @@ final class TestConnection: ConnectionContext {
     }
 
     private func deliverBuffered() {
+        if !buffered.isEmpty { deliveries.append((buffered.count, MonotonicClock.nanoseconds())) }
         written.append(contentsOf: buffered)
         buffered.removeAll()
         if wantsDrainNotification {

@@ -63,6 +63,22 @@ import Testing
         #expect(result == .failure(APNsError(.unregistered, timestamp: 1_454_096_879_000)))
         #expect(!registry.uninstall(bundleID: "com.a", from: other, at: 0))
     }
+
+    /// Replacing devices and apps swaps exactly the selected ones for the given ones.
+    @Test func replacesSelectedDevicesAndApps() throws {
+        let registry = DeviceRegistry(unknownTokenPolicy: .strict)
+        registry.upsert(Device(token: token, environment: .development, isAutoRegistered: true))
+        registry.upsert(Device(token: other, environment: .production))
+        registry.upsert(App(bundleID: "com.a", teamID: "T1"))
+        registry.upsert(App(bundleID: "com.b", teamID: "T2"))
+        let seed = Device(token: other, environment: .development, apps: [InstalledApp(bundleID: "com.a", installedAt: 5)])
+        registry.replaceDevices(where: { _ in true }, with: [seed])
+        #expect(registry.deviceCount == 1)
+        #expect(registry.device(token: token) == nil)
+        #expect(registry.device(token: other) == seed)
+        registry.replaceApps(where: { $0.teamID == "T1" }, with: [App(bundleID: "com.c", teamID: "T1")])
+        #expect(registry.apps.map(\.bundleID) == ["com.b", "com.c"])
+    }
 }
 
 extension Result where Success == Device, Failure == APNsError {

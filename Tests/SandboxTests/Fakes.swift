@@ -93,6 +93,17 @@ final class FakeNotificationRepository: NotificationRepository {
         return true
     }
 
+    /// Fails the oldest held save (nothing of it is committed); false when none was held.
+    @discardableResult
+    func failFirstHeldSave() -> Bool {
+        guard let completion = state.withLock({ state -> Completion? in
+            guard !state.held.isEmpty else { return nil }
+            return state.held.removeFirst().2
+        }) else { return false }
+        completion(.failure(FakeStoreError()))
+        return true
+    }
+
     /// Every committed record, newest version of each: what a restart would find in the store.
     var committedRecords: [NotificationRecord] {
         state.withLock { state in

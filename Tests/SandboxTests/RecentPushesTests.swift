@@ -20,4 +20,22 @@ import Testing
         #expect(log.find(apnsID: "id3") != nil)
         #expect(log.find(apnsID: "id0") == nil)
     }
+
+    /// Removing records keeps the others in order, newest first, wherever the ring had wrapped; new records
+    /// go on after them; only a reset of the whole log zeroes the counts.
+    @Test func removesRecordsAndKeepsTheRestInOrder() {
+        let log = RecentPushes(capacity: 4)
+        for i in 0..<6 { log.record(record("id\(i)")) }
+        log.removeAll { $0.apnsID == "id3" }
+        #expect(log.newest(10).map(\.apnsID) == ["id5", "id4", "id2"])
+        #expect(log.counts.accepted == 6)
+        log.record(record("id6"))
+        log.record(record("id7"))
+        #expect(log.newest(10).map(\.apnsID) == ["id7", "id6", "id5", "id4"])
+        log.removeAll(where: { _ in true }, resettingCounts: true)
+        #expect(log.newest(10).isEmpty)
+        #expect(log.counts.accepted == 0 && log.counts.rejected == 0)
+        log.record(record("id8"))
+        #expect(log.newest(10).map(\.apnsID) == ["id8"])
+    }
 }

@@ -35,6 +35,19 @@ import Testing
         #expect(try roundTrip(record) == record)
     }
 
+    /// Applied faults survive (format version 2); a record without faults is still written as version 1.
+    @Test func roundTripsFaults() throws {
+        var record = sampleRecord(status: .accepted)
+        #expect(NotificationRecordCodec.encode(record).first == 1)
+        record.faults = [
+            AppliedFault(ruleID: "flt_1", name: "slow", action: "deliverLate", detail: "late", delivery: .deliverLate(milliseconds: 1500)),
+            AppliedFault(ruleID: "r2", name: nil, action: "lose", detail: "", delivery: .lose),
+            AppliedFault(ruleID: "r3", name: "x", action: "extensionTimeout", detail: "d", delivery: .extensionTimeout),
+        ]
+        #expect(NotificationRecordCodec.encode(record).first == 2)
+        #expect(try roundTrip(record) == record)
+    }
+
     /// Nil optionals stay nil and empty strings stay empty (the two are not confused).
     @Test func keepsNilApartFromEmpty() throws {
         let minimal = NotificationRecord(

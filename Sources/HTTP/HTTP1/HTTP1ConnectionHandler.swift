@@ -29,7 +29,8 @@ import Transport
 ///
 /// Keep-alive, the last request, graceful shutdown and the switch to HTTP/2 are decided by an
 /// ``HTTP1ConnectionStateMachine``. Streaming bodies are in `HTTP1ConnectionHandler+Streaming.swift`, requests
-/// and errors in `+Requests.swift`, the h2c upgrade in `+Upgrade.swift`.
+/// and errors in `+Requests.swift`, the h2c upgrade in `+Upgrade.swift`, a response's ``ConnectionFault`` in
+/// `+Faults.swift`.
 ///
 /// Threading: confined to the connection's loop.
 final class HTTP1ConnectionHandler: ConnectionHandler {
@@ -82,6 +83,8 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
     let info: ConnectionInfo
     /// The exchange whose streaming body is being sent (always `queue.first`).
     var streaming: Exchange?
+    /// Connection faults in progress: stalls, their timers (`+Faults.swift`).
+    var faults = FaultState()
 
     init(connection: any ConnectionContext, pipeline: HTTPPipeline) {
         self.connection = connection
@@ -103,7 +106,9 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
     var heldOutputBytes: Int { connection.pendingOutputBytes + output.count + queuedResponseBytes }
 
     func parse() {
-        while lifecycle.readsRequests && queue.count < pipeline.options.maxPipelinedRequests && unsafeBlockingJobs == 0 {
+        while lifecycle.readsRequests && queue.count < pipeline.options.maxPipelinedRequests && unsafeBlockingJobs == 0
+            && faults.stalls == 0
+        {
             guard connectionGuard.mayStartRequest(heldBytes: heldOutputBytes) else {
                 // Resumed by connectionDidDrainOutput, or by the queued responses going out.
                 isOutputHeld = true
@@ -152,9 +157,12 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
         }
     }
 
-    private func updateReading() {
+    /// Reading pauses while too many requests are queued, the output waits for the client, or a stall holds
+    /// the connection.
+    func updateReading() {
         connection.setReadingPaused(
-            queue.count >= pipeline.options.maxPipelinedRequests || !lifecycle.readsRequests || isOutputHeld)
+            queue.count >= pipeline.options.maxPipelinedRequests || !lifecycle.readsRequests || isOutputHeld
+                || faults.stalls > 0)
     }
 
     private func startExchange(head: HTTP1RequestHead, body: [UInt8]) {
@@ -242,7 +250,10 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
     }
 
     /// Records a finished response (counted as held output until it is written).
+    /// The ``ConnectionFault/close`` fault acts here, at once (answers still queued are dropped); the others when
+    /// the response reaches the head of the queue (``writeReadyResponses()``).
     func setResponse(_ response: HTTPResponse, of exchange: Exchange) {
+        if case .close? = response.connectionFault { return connection.close() }
         exchange.response = response
         queuedResponseBytes += response.body.count
     }
@@ -253,6 +264,10 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
             if let writer = first.bodyWriter {
                 if !first.isStreaming { beginStreaming(first, writer: writer) }
                 return
+            }
+            if let fault = response.connectionFault {
+                guard carryOut(fault, response, of: first) else { return }
+                continue
             }
             queue.removeFirst()
             lastRequestActivity = MonotonicClock.nanoseconds()
@@ -319,6 +334,7 @@ final class HTTP1ConnectionHandler: ConnectionHandler {
 
     func connectionDidClose(_ connection: any ConnectionContext) {
         lifecycle.connectionClosed()
+        endFaults()
         let writers = queue.compactMap(\.bodyWriter)
         let waiting = queue.map(\.request.cancellation)
         queue.removeAll()

@@ -20,10 +20,12 @@ public enum HTTP1ResponseWriter {
     ///   - keepAlive: Whether the connection stays open; false writes `connection: close`.
     ///   - isHeadRequest: Whether the request was HEAD: the body is omitted, `content-length` kept.
     ///   - buffer: The output buffer to append to.
+    /// - Returns: How many of the bytes appended are the body (they come last).
+    @discardableResult
     public static func write(
         _ response: HTTPResponse, version: HTTPVersion, keepAlive: Bool, isHeadRequest: Bool,
         into buffer: inout [UInt8]
-    ) {
+    ) -> Int {
         let status = (100...999).contains(response.status) ? response.status : 500
         let hasBody = !(100..<200).contains(status) && status != 204 && status != 304
         buffer.reserveCapacity(buffer.count + 128 + response.body.count)
@@ -39,9 +41,9 @@ public enum HTTP1ResponseWriter {
             framing = .contentLength(response.body.count)
         }
         writeHead(response, status: status, framing: framing, version: version, keepAlive: keepAlive, into: &buffer)
-        if hasBody, !isHeadRequest {
-            buffer.append(contentsOf: response.body)
-        }
+        guard hasBody, !isHeadRequest else { return 0 }
+        buffer.append(contentsOf: response.body)
+        return response.body.count
     }
 
     /// Appends the head of a streaming response: chunked for HTTP/1.1, else delimited by closing the

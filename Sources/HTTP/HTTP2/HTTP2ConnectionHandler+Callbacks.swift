@@ -70,3 +70,9 @@ let readResponseBody: nghttp2_data_source_read_callback = { _, streamID, buffer,
     guard let buffer, let flags, let handler = handler(userData) else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
     return handler.readBody(streamID: streamID, into: buffer, length: length, flags: flags)
 }
+
+/// The data source of a trickled body (``ConnectionFault/trickle(bytesPerChunk:intervalNanoseconds:)``).
+let readPacedResponseBody: nghttp2_data_source_read_callback = { _, streamID, buffer, length, flags, _, userData in
+    guard let buffer, let flags, let handler = handler(userData) else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
+    return handler.readPacedBody(streamID: streamID, into: buffer, length: length, flags: flags)
+}

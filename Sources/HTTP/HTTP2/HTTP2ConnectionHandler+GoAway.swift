@@ -8,7 +8,8 @@ extension HTTP2ConnectionHandler {
     static let shutdownNoticeGrace: UInt64 = 200_000_000
 
     /// Carries out an action of ``lifecycle``. Queues frames without sending them (the caller sends: this may
-    /// run inside nghttp2's callbacks), except for the shutdown notice and a protocol error's close.
+    /// run inside nghttp2's callbacks), except for the shutdown notice, a protocol error's close and a fault's
+    /// GOAWAY (which never comes from inside nghttp2: responses are submitted outside its calls).
     func perform(_ action: HTTP2SessionStateMachine.Action) {
         guard let session else { return }
         switch action {
@@ -23,6 +24,8 @@ extension HTTP2ConnectionHandler {
         case .sendAndClose:
             send()
             connection.closeAfterFlush()
+        case .faultGoAway(let lastStreamID, let errorCode, let debugData):
+            faultGoAway(session, lastStreamID: lastStreamID, errorCode: errorCode, debugData: debugData)
         }
     }
 
@@ -75,6 +78,25 @@ extension HTTP2ConnectionHandler {
         nghttp2_session_terminate_session(session, reason.errorCode)
         connection.write(HTTP2GoAwayFrame.encode(
             lastStreamID: lastStreamID, errorCode: reason.errorCode, debugData: reason.debugData))
+        dropAllWork()
+    }
+
+    /// A fault's GOAWAY (``ConnectionFault/goAway(errorCode:debugData:)``): what nghttp2 has queued goes out first
+    /// (so this GOAWAY lands between two whole frames), then the GOAWAY, written here because nghttp2 1.52's
+    /// `terminate_session` takes no debug data; nghttp2 is told the session is over, so its own GOAWAY is never
+    /// sent (``send()`` writes nothing more once terminated). The work of every stream is dropped, as after a
+    /// violation, and the connection closes once the frame is out.
+    private func faultGoAway(_ session: OpaquePointer, lastStreamID: Int32, errorCode: UInt32, debugData: [UInt8]) {
+        guard writeFrames(session) else { return }
+        nghttp2_session_terminate_session2(session, lastStreamID, errorCode)
+        connection.write(HTTP2GoAwayFrame.encode(lastStreamID: lastStreamID, errorCode: errorCode, debugData: debugData))
+        dropAllWork()
+        connection.closeAfterFlush()
+    }
+
+    /// Nothing more is started or sent for any stream: queued work is forgotten, responses dropped, work in
+    /// flight cancelled.
+    private func dropAllWork() {
         _ = backlog.removeAll()
         _ = blockingJobs.removeAll()
         for stream in streams.values {
@@ -102,6 +124,8 @@ extension HTTP2ConnectionHandler {
         if !(backlog.isEmpty && blockingJobs.isEmpty) && connectionGuard.mayStartRequest(heldBytes: heldOutputBytes) {
             startBlockingJobs()
             dispatchBacklog()
+            // A response's fault may have ended the session meanwhile (a GOAWAY, a close).
+            guard !lifecycle.isClosed, !lifecycle.isTerminated else { return }
             guard writeFrames(session) else { return }
         }
         if lifecycle.shouldClose(
@@ -110,6 +134,13 @@ extension HTTP2ConnectionHandler {
         {
             connection.closeAfterFlush()
         }
+    }
+
+    /// Moves what nghttp2 has queued into the connection (and flushes), without starting requests or closing;
+    /// false when the connection was closed.
+    func writeQueuedFrames() -> Bool {
+        guard let session, !lifecycle.isClosed, !lifecycle.isTerminated, !connection.isClosed else { return false }
+        return writeFrames(session)
     }
 
     /// The mem_send loop; false when the connection was closed.

@@ -7,9 +7,10 @@ extension HTTP2ConnectionHandler {
     // MARK: Dispatch
 
     /// Starts waiting requests, oldest first, while the response bytes held for the peer are within
-    /// the budget. A stream reset meanwhile is skipped: its work never runs.
+    /// the budget and no stall holds the connection. A stream reset meanwhile is skipped: its work never runs.
     func dispatchBacklog() {
-        while !backlog.isEmpty, !lifecycle.isTerminated, connectionGuard.mayStartRequest(heldBytes: heldOutputBytes),
+        while !backlog.isEmpty, !lifecycle.isTerminated, !faults.isStalled,
+              connectionGuard.mayStartRequest(heldBytes: heldOutputBytes),
               let stream = backlog.popFirst() {
             guard !stream.isClosed, !stream.isResetting else { continue }
             dispatch(stream)

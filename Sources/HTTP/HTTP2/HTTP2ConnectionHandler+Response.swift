@@ -5,9 +5,19 @@ import Transport
 extension HTTP2ConnectionHandler {
     /// Submits `response` on `stream`: HEADERS only for an empty body, else with a data provider.
     /// The body counts as held output until nghttp2 takes it. A response complete while the request is
-    /// still arriving is followed by RST_STREAM NO_ERROR (RFC 9113 §8.1).
+    /// still arriving is followed by RST_STREAM NO_ERROR (RFC 9113 §8.1). A response with a
+    /// ``HTTPResponse/connectionFault`` is handed to ``carryOut(_:_:on:)`` instead (not on a streaming head).
     func submit(_ response: HTTPResponse, on stream: Stream) {
         guard let session, !stream.isClosed else { return }
+        if let fault = response.connectionFault, stream.bodyWriter == nil {
+            return carryOut(fault, response, on: stream)
+        }
+        submitFrames(session, response, on: stream)
+    }
+
+    /// HEADERS and, unless the body is empty (and the response not paced), a data provider: the paced one of a
+    /// trickled response, else the plain one.
+    func submitFrames(_ session: OpaquePointer, _ response: HTTPResponse, on stream: Stream, isPaced: Bool = false) {
         stream.awaitingResponse = false
         stream.lastDataAt = currentTime
         // One reused buffer holds every name and value; the nv array points into it. nghttp2
@@ -31,10 +41,11 @@ extension HTTP2ConnectionHandler {
         if stream.bodyWriter == nil && !response.body.isEmpty && response.headers["content-length"] == nil {
             add("content-length", String(response.body.count))
         }
-        let noBody = stream.bodyWriter == nil && (response.body.isEmpty || stream.method == "HEAD")
+        let isBodiless = response.body.isEmpty || stream.method == "HEAD"
+        let noBody = stream.bodyWriter == nil && isBodiless && !isPaced
         heldResponseBytes -= stream.responseBody.count - stream.responseOffset
         // (A streaming head's body is ignored: the writer's bytes are the body.)
-        stream.responseBody = noBody || stream.bodyWriter != nil ? [] : response.body
+        stream.responseBody = isBodiless || stream.bodyWriter != nil ? [] : response.body
         stream.responseOffset = 0
         heldResponseBytes += stream.responseBody.count
         if noBody && !stream.requestEnded { resetsAfterResponse.append(stream.id) }
@@ -52,7 +63,8 @@ extension HTTP2ConnectionHandler {
                 if noBody {
                     nghttp2_submit_response(session, stream.id, nvaBase, ranges.count, nil)
                 } else {
-                    var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: readResponseBody)
+                    var provider = nghttp2_data_provider(
+                        source: nghttp2_data_source(ptr: nil), read_callback: isPaced ? readPacedResponseBody : readResponseBody)
                     nghttp2_submit_response(session, stream.id, nvaBase, ranges.count, &provider)
                 }
             }

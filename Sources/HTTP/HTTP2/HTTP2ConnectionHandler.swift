@@ -36,7 +36,8 @@ import Transport
 /// Every GOAWAY the server decides on carries Apple's debug data, `{"reason":"…"}` (``GoAwayReason``):
 /// `IdleTimeout`, `Shutdown` (notice and final GOAWAY), and the ENHANCE_YOUR_CALM reasons. Which GOAWAY goes
 /// out when, and when the connection closes, is decided by an ``HTTP2SessionStateMachine``
-/// (`HTTP2ConnectionHandler+GoAway.swift` carries out its actions).
+/// (`HTTP2ConnectionHandler+GoAway.swift` carries out its actions). A response's ``ConnectionFault`` is carried
+/// out in `HTTP2ConnectionHandler+Faults.swift` (its GOAWAY through the state machine too).
 ///
 /// Threading: confined to the connection's loop. nghttp2 callbacks are non-capturing
 /// trampolines that recover `self` from `user_data` (unretained: `self` owns the session).
@@ -77,6 +78,8 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         var responseOffset = 0
         /// The body of a streaming response, read as it is written.
         var bodyWriter: HTTPBodyWriter?
+        /// A trickled response's pace (``ConnectionFault/trickle(bytesPerChunk:intervalNanoseconds:)``).
+        var pacing: Pacing?
         /// When the response last moved: submitted, or a DATA frame taken (monotonic ns).
         var lastDataAt: UInt64 = 0
         let startedAt: UInt64
@@ -106,6 +109,8 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     private var scanner = HTTP2FrameScanner()
     /// GOAWAY and closing (``HTTP2SessionStateMachine``).
     var lifecycle = HTTP2SessionStateMachine()
+    /// Connection faults in progress: stalls, a stream-limit cut, their timers (`+Faults.swift`).
+    var faults = FaultState()
     /// Response body bytes submitted and not yet taken by nghttp2 (e.g. waiting for window).
     var heldResponseBytes = 0
     /// Request-body bytes received and not yet given back to the connection window.
@@ -163,7 +168,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         }
         session = created
         let initialStreams = options.initialMaxConcurrentStreams?(info) ?? options.maxConcurrentStreams
-        submitSettings(maxConcurrentStreams: initialStreams)
+        setStreamLimit(initialStreams)
         // Not a weak reference: weak references give the handler a side table, which makes every
         // retain/release of it (one per nghttp2 callback) take the slow path. The slot breaks the
         // cycle handler → info → session → control → handler when the connection closes.
@@ -174,7 +179,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
             bound.loop.execute {
                 bound.value.handler?.reentering { handler in
                     // Never above the configured limit, whatever a handler asks for.
-                    handler.submitSettings(maxConcurrentStreams: min(limit, handler.pipeline.options.maxConcurrentStreams))
+                    handler.setStreamLimit(min(limit, handler.pipeline.options.maxConcurrentStreams))
                     handler.send()
                 }
             }
@@ -190,7 +195,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     }
 
     /// Advertises a new SETTINGS_MAX_CONCURRENT_STREAMS (APNs lowers it to 1 until a valid
-    /// provider token arrives).
+    /// provider token arrives). Callers go through ``setStreamLimit(_:)``, which minds a fault's cut.
     func submitSettings(maxConcurrentStreams: UInt32) {
         guard let session, maxConcurrentStreams != advertisedMaxConcurrentStreams else { return }
         advertisedMaxConcurrentStreams = maxConcurrentStreams
@@ -214,6 +219,9 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     // that finishes later comes back through `loop.execute`.)
     func connectionDidReceive(_ connection: any ConnectionContext, bytes: UnsafeRawBufferPointer) {
         guard let session, bytes.count > 0, lifecycle.isRunning else { return }
+        // A stall (``ConnectionFault/stall(nanoseconds:)``) paused reading; bytes of the same socket read (TLS
+        // records decrypted together) wait for its end.
+        if faults.isStalled { return faults.holdInput(bytes) }
         now = MonotonicClock.nanoseconds()
         isInReadCycle = true
         defer { isInReadCycle = false }
@@ -257,7 +265,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
             // A request still arriving after the timeout (slowloris, or an upload answered early with 413
             // that keeps going); a response the peer has taken nothing of (no window) for too long.
             let isStalledRequest = !stream.requestEnded && now &- stream.startedAt > options.requestTimeout
-            let isStalledResponse = stream.hasPendingResponse
+            let isStalledResponse = stream.hasPendingResponse && !stream.isWaitingForPace
                 && now &- max(stream.lastDataAt, stream.startedAt) > options.sendTimeout
             guard isStalledRequest || isStalledResponse else { continue }
             stream.isResetting = true
@@ -279,6 +287,7 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
 
     func connectionDidClose(_ connection: any ConnectionContext) {
         lifecycle.connectionClosed()
+        endFaults()
         if refusedStreams > 0 {
             pipeline.logger.debug(
                 "HTTP/2 connection closed; streams it had refused with RST_STREAM REFUSED_STREAM",

@@ -7,6 +7,7 @@
 /// active ──shutdown──▶ shutdownNoticeSent ──grace──▶ finalGoAwaySent ──streams done, output sent──▶ (close)
 /// active ──idle timeout──▶ finalGoAwaySent
 /// active, shutdownNoticeSent, finalGoAwaySent ──violation──▶ terminated ──GOAWAY written──▶ (close)
+/// active, shutdownNoticeSent, finalGoAwaySent ──fault GOAWAY──▶ terminated ──GOAWAY written──▶ (close)
 /// any ──connection closed──▶ closed
 /// ```
 ///
@@ -15,6 +16,9 @@
 ///   stream processed. Both NO_ERROR with `{"reason":"Shutdown"}`.
 /// - Idle timeout: the final GOAWAY at once (NO_ERROR, `{"reason":"IdleTimeout"}`).
 /// - A violation of the ``ConnectionGuard``: GOAWAY ENHANCE_YOUR_CALM; nothing more is read, started or sent.
+/// - A handler's response with ``ConnectionFault/goAway(errorCode:debugData:)``: what nghttp2 has queued goes
+///   out, then that GOAWAY (the stream before the faulted one as last-stream-id); like a violation, nothing
+///   more is read, started or sent after it.
 /// - A protocol error of the peer: nghttp2 has queued its own GOAWAY (PROTOCOL_ERROR and the like, with its
 ///   text as debug data); it is sent and the connection closes after it. The state does not change.
 ///
@@ -26,7 +30,7 @@ struct HTTP2SessionStateMachine {
         case shutdownNoticeSent
         /// The final GOAWAY (NO_ERROR) is queued: the connection closes once its streams are done.
         case finalGoAwaySent
-        /// GOAWAY ENHANCE_YOUR_CALM is written: it is the last frame.
+        /// Our last GOAWAY is written (ENHANCE_YOUR_CALM, or a fault's): it is the last frame.
         case terminated
         /// The connection closed.
         case closed
@@ -44,6 +48,9 @@ struct HTTP2SessionStateMachine {
         case terminate(ConnectionGuard.Violation)
         /// Send what nghttp2 has queued (its GOAWAY for the peer's protocol error), then close after flushing.
         case sendAndClose
+        /// A fault's GOAWAY (``ConnectionFault/goAway(errorCode:debugData:)``): send what nghttp2 has queued,
+        /// then GOAWAY with these values; every stream's work is dropped and the connection closes once it is out.
+        case faultGoAway(lastStreamID: Int32, errorCode: UInt32, debugData: [UInt8])
     }
 
     private(set) var state = State.active
@@ -102,6 +109,14 @@ struct HTTP2SessionStateMachine {
         guard isRunning else { return .none }
         state = .terminated
         return .terminate(violation)
+    }
+
+    /// A handler answered stream `streamID` with ``ConnectionFault/goAway(errorCode:debugData:)``: the stream is
+    /// not answered, the GOAWAY names the stream before it (`streamID` − 2, at least 0) as the last one.
+    mutating func faultRequestedGoAway(on streamID: Int32, errorCode: UInt32, debugData: [UInt8]) -> Action {
+        guard isRunning else { return .none }
+        state = .terminated
+        return .faultGoAway(lastStreamID: max(0, streamID - 2), errorCode: errorCode, debugData: debugData)
     }
 
     /// nghttp2 rejected the peer's bytes (a connection error).

@@ -51,7 +51,7 @@ public final class DeliveryEngine: Sendable {
     let devices: any DeviceRepository
     let extensionRunner: (any ServiceExtensionRunner)?
     let onChange: @Sendable (NotificationRecord) -> Void
-    private let shards: [SlotShard] = (0..<16).map { _ in SlotShard() }
+    let shards: [SlotShard] = (0..<16).map { _ in SlotShard() }
     private let sequence = Atomic<UInt64>(0)
     /// Set by ``stop()``: no device timer is armed again.
     private let isStopped = Atomic<Bool>(false)
@@ -153,7 +153,12 @@ public final class DeliveryEngine: Sendable {
     /// Call once, before the provider endpoint accepts pushes, and after the extension runner has killed
     /// what the previous run's extensions left.
     public func recover() throws {
-        let records = try notifications.unfinished()
+        resume(try notifications.unfinished(), resumed: DeliveryRules.restart)
+    }
+
+    /// Resumes `records` (not final, oldest first) as ``recover()`` does, each with a `resumed` timeline
+    /// entry whose detail is `resumed` (none when nil).
+    func resume(_ records: [NotificationRecord], resumed: String?) {
         var order: [String] = []
         var byDevice: [String: [(sequence: UInt64, record: NotificationRecord, traits: PushTraits)]] = [:]
         for record in records {
@@ -164,8 +169,8 @@ public final class DeliveryEngine: Sendable {
         for token in order {
             let slot = slot(for: token)
             let device = try? devices.device(token: token)
-            let resumed = byDevice[token] ?? []
-            let actions = step(slot) { queue, now in queue.recover(resumed, device: device, at: now) }
+            let pushes = byDevice[token] ?? []
+            let actions = step(slot) { queue, now in queue.recover(pushes, device: device, at: now, resumed: resumed) }
             perform(actions, on: slot)
         }
     }
@@ -193,7 +198,7 @@ public final class DeliveryEngine: Sendable {
     }
 
     /// The slot of `token`, created on first use with the device's stored online state (online when unknown).
-    private func slot(for token: String) -> DeviceSlot {
+    func slot(for token: String) -> DeviceSlot {
         let shard = shards[Int(UInt(bitPattern: token.hashValue) % UInt(shards.count))]
         if let slot = shard.slots.withLock({ $0[token] }) { return slot }
         // Read outside the lock; if another thread created the slot meanwhile, theirs wins.

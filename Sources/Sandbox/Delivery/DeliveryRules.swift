@@ -70,6 +70,8 @@ enum DeliveryRules {
     // Timeline steps that are events, not statuses.
     static let deferredStep = "deferred"
     static let resumedStep = "resumed"
+    /// A fault rule holds the push back (``DeliveryFault/deliverLate(milliseconds:)``).
+    static let lateStep = "delayed"
 
     // Timeline details.
     static let deviceOffline = "device offline"
@@ -83,6 +85,14 @@ enum DeliveryRules {
     static let extensionWatchdog = "no answer from the extension runner"
     static let extensionInterrupted =
         "original-crash: the sandbox restarted while the service extension was running; it is not run again"
+
+    static func lost(by fault: AppliedFault) -> String {
+        "lost before the device by \(fault.ruleText) (APNs answered 200)"
+    }
+
+    static func late(by fault: AppliedFault, milliseconds: Int64) -> String {
+        "delivered \(milliseconds) ms late by \(fault.ruleText)"
+    }
 
     static func throttled(perHour: Int) -> String {
         "throttled: \(perHour) background pushes in the last hour"

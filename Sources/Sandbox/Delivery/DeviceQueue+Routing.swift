@@ -13,6 +13,21 @@ extension DeviceQueue {
         guard let entry = entries[sequence] else { return [] }
         let traits = entry.traits
         let bundleID = entry.record.bundleID
+        if isFirstAttempt, let (fault, applied) = entry.record.deliveryFault {
+            switch fault {
+            case .lose:
+                finish(sequence, .discarded, detail: DeliveryRules.lost(by: applied), at: now)
+                return []
+            case .deliverLate(let milliseconds):
+                let acceptedAt = entry.record.timeline.first { $0.step == NotificationStatus.accepted.rawValue }?.at ?? now.wall
+                if acceptedAt + milliseconds > now.wall {
+                    deliverLate(sequence, until: acceptedAt + milliseconds, fault: applied, milliseconds: milliseconds, at: now)
+                    return []
+                }
+            case .extensionCrash, .extensionTimeout:
+                break
+            }
+        }
         if let reason = traits.expiryReason(at: now.wall) {
             finish(sequence, .expired, detail: reason, at: now)
             return []
@@ -124,6 +139,31 @@ extension DeviceQueue {
         if deferredDue == nil { deferredDue = now.wall + settings.lowPriorityDelayMilliseconds }
     }
 
+    /// Holds a push back until `due` (a fault rule's late delivery); it is routed then, as a later attempt.
+    mutating func deliverLate(
+        _ sequence: UInt64, until due: Int64, fault: AppliedFault, milliseconds: Int64, at now: DeliveryInstant
+    ) {
+        guard var entry = entries[sequence] else { return }
+        entry.place = .deferred
+        entry.record.timeline.append(TimelineEntry(
+            step: DeliveryRules.lateStep, at: now.wall, monotonic: now.monotonic,
+            detail: DeliveryRules.late(by: fault, milliseconds: milliseconds)))
+        entries[sequence] = entry
+        pendingSaves.append(PendingSave(record: entry.record, sequence: sequence))
+        late[sequence] = due
+    }
+
+    /// Routes the pushes a fault held back whose time has come (oldest first).
+    mutating func releaseLate(device: DeviceRecord?, at now: DeliveryInstant) -> [Action] {
+        let due = late.filter { $0.value <= now.wall }.keys.sorted()
+        var actions: [Action] = []
+        for sequence in due {
+            late[sequence] = nil
+            actions += route(sequence, device: device, at: now, isFirstAttempt: false)
+        }
+        return actions
+    }
+
     /// Delivers held background pushes (oldest first) while the device is online and the budget allows.
     mutating func releaseHeld(device: DeviceRecord?, at now: DeliveryInstant) -> [Action] {
         guard isOnline else { return [] }
@@ -189,6 +229,7 @@ extension DeviceQueue {
         if entry.place == .deferred {
             deferred.removeAll { $0 == sequence }
             if deferred.isEmpty { deferredDue = nil }
+            late[sequence] = nil
         }
         transition(sequence, to: status, detail: detail, at: now)
     }
@@ -240,7 +281,7 @@ extension DeviceQueue {
                 if let completion = item.completion { report.completions.append((completion, .failure(error))) }
                 if dropped.contains(item.sequence) {
                     entries[item.sequence] = nil
-                } else {
+                } else if !item.isForgotten {
                     retry.append(item)
                 }
             }

@@ -131,6 +131,9 @@ struct DeviceQueue {
         var event: EventDraft?
         /// The push's `extension-running`: its extension starts once this save commits.
         var startsExtension = false
+        /// Its push was forgotten while this save was in flight (``forget(where:budgets:)``): a failed
+        /// save of it is not tried again.
+        var isForgotten = false
     }
 
     let settings: Settings
@@ -143,6 +146,8 @@ struct DeviceQueue {
     /// The open low-priority batch, in acceptance order, and when it is delivered.
     var deferred: [UInt64] = []
     var deferredDue: Int64?
+    /// Pushes a fault rule delivers late, and when (wall ms).
+    var late: [UInt64: Int64] = [:]
     /// Wall ms of background deliveries per app within the last hour, oldest first.
     var backgroundDeliveries: [String: [Int64]] = [:]
     var pendingSaves: [PendingSave] = []
@@ -179,7 +184,7 @@ struct DeviceQueue {
         pendingSaves.append(PendingSave(
             record: record, sequence: sequence, completion: completion, acceptedSequence: sequence,
             event: NotificationEvents.draft(for: record)))
-        guard deliverAtOnce, acceptancesAwaitingCommit == 0,
+        guard deliverAtOnce, acceptancesAwaitingCommit == 0, record.deliveryFault == nil,
             goesStraightToDevice(traits, bundleID: record.bundleID, device: device, at: now)
         else {
             acceptancesAwaitingCommit += 1
@@ -210,6 +215,10 @@ struct DeviceQueue {
     mutating func uninstall(bundleID: String, at now: DeliveryInstant) -> [Action] {
         var doomed = [storedByApp[bundleID], heldByApp[bundleID]].compactMap { $0 }
         doomed += deferred.filter { entries[$0]?.record.bundleID == bundleID }
+        for sequence in late.keys where entries[sequence]?.record.bundleID == bundleID {
+            late[sequence] = nil
+            doomed.append(sequence)
+        }
         for sequence in doomed.sorted() {
             finish(sequence, .discarded, detail: DeliveryRules.appUninstalled, at: now)
         }
@@ -236,6 +245,7 @@ struct DeviceQueue {
             }
         }
         actions += releaseHeld(device: device, at: now)
+        actions += releaseLate(device: device, at: now)
         let overdue = entries.filter { $0.value.fallback.map { $0.deadline <= now.wall } ?? false }.keys.sorted()
         for sequence in overdue {
             if let fallback = entries[sequence]?.fallback {
@@ -285,17 +295,21 @@ struct DeviceQueue {
     /// ones go back to storage (or the device's hold) with their deadline, `delivering` ones are delivered
     /// again (their extension, if any, had not started), and `extension-running` ones, whose extension may
     /// have been running, are shown with their original content (`original-crash`, presented with
-    /// ``Presentation/wasInterrupted``), never run again. Each gets a `resumed` timeline entry.
+    /// ``Presentation/wasInterrupted``), never run again. Each gets a `resumed` timeline entry with
+    /// `resumed` as its detail; with `resumed` nil (records restored from a snapshot) none, and stored
+    /// ones are taken back as they are, without a save.
     mutating func recover(
         _ records: [(sequence: UInt64, record: NotificationRecord, traits: PushTraits)], device: DeviceRecord?,
-        at now: DeliveryInstant
+        at now: DeliveryInstant, resumed: String? = DeliveryRules.restart
     ) -> [Action] {
         var actions: [Action] = []
         for (sequence, record, traits) in records where !record.status.isFinal {
             guard !entries.values.contains(where: { $0.record.apnsID == record.apnsID }) else { continue }
             var record = record
-            record.timeline.append(TimelineEntry(step: DeliveryRules.resumedStep, at: now.wall,
-                                                 monotonic: now.monotonic, detail: DeliveryRules.restart))
+            if let resumed {
+                record.timeline.append(TimelineEntry(step: DeliveryRules.resumedStep, at: now.wall,
+                                                     monotonic: now.monotonic, detail: resumed))
+            }
             let wasHeld = record.timeline.last(where: { $0.step == NotificationStatus.stored.rawValue })?
                 .detail?.hasPrefix("throttled") ?? false
             entries[sequence] = Entry(record: record, traits: traits, place: .committing)
@@ -308,7 +322,7 @@ struct DeviceQueue {
                 } else if isUninstalled(record.bundleID, device: device, at: now) {
                     finish(sequence, .discarded, detail: DeliveryRules.appUninstalled, at: now)
                 } else {
-                    pendingSaves.append(PendingSave(record: record, sequence: sequence))
+                    if resumed != nil { pendingSaves.append(PendingSave(record: record, sequence: sequence)) }
                     if wasHeld {
                         hold(sequence, at: now, transition: false)
                     } else {
@@ -339,7 +353,7 @@ struct DeviceQueue {
     /// When the machine next needs ``tick(device:at:)``: a save retry, a stored or held push's deadline,
     /// the low-priority batch, the background budget freeing up (while online), an extension watchdog.
     var nextDeadline: Int64? {
-        var deadlines: [Int64?] = [saveRetryAt, deferredDue]
+        var deadlines: [Int64?] = [saveRetryAt, deferredDue, late.values.min()]
         for sequence in Array(storedByApp.values) + Array(heldByApp.values) {
             deadlines.append(entries[sequence]?.traits.deadline)
         }

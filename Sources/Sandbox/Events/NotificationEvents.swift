@@ -8,7 +8,8 @@ import APNsProtocol
 /// `collapseId`, `expiration`, `receivedAt`, `status`, `href` (the record in the REST API); `payload`
 /// (the original JSON) on `push.accepted`; `outcome`, `displayed` (content with `attachments`) on
 /// `notification.displayed`; `reason` (the last timeline detail) on `stored`, `expired`, `discarded`;
-/// and `timings` (`at`, `sinceReceivedMs`, `extensionMs`) on every final event.
+/// and `timings` (`at`, `sinceReceivedMs`, `extensionMs`) on every final event; `faults` (the fault rules
+/// applied to the push: `ruleId`, `name`, `action`, `detail`) when there are any.
 public enum NotificationEvents {
     /// The event for `record`'s current status, or nil when the status announces none.
     public static func draft(for record: NotificationRecord) -> EventDraft? {
@@ -55,9 +56,30 @@ public enum NotificationEvents {
             }
             writer.member("timings", json: timings.finish())
         }
+        if !record.faults.isEmpty { writer.member("faults", json: faultsJSON(record.faults)) }
         writer.member("href", href(apnsID: record.apnsID, deviceToken: record.deviceToken))
         return EventDraft(
             type: type, time: at, deviceToken: record.deviceToken, topic: record.topic, data: writer.finish())
+    }
+
+    /// `{"ruleId", "name", "action", "detail"}` of an applied fault rule.
+    public static func faultJSON(_ fault: AppliedFault) -> [UInt8] {
+        var writer = JSONWriter(reservingCapacity: 160)
+        writer.member("ruleId", fault.ruleID)
+        writer.member("name", fault.name)
+        writer.member("action", fault.action)
+        writer.member("detail", fault.detail)
+        return writer.finish()
+    }
+
+    static func faultsJSON(_ faults: [AppliedFault]) -> [UInt8] {
+        var bytes: [UInt8] = [UInt8(ascii: "[")]
+        for (index, fault) in faults.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes += faultJSON(fault)
+        }
+        bytes.append(UInt8(ascii: "]"))
+        return bytes
     }
 
     /// The notification's path in the REST API (`under` it: one of its parts), for this device.

@@ -12,10 +12,15 @@ public enum SandboxEventType: String, Sendable, CaseIterable, Codable {
     case notificationExpired = "notification.expired"
     case notificationDiscarded = "notification.discarded"
     case deviceUpdated = "device.updated"
+    /// A fault rule was applied to a push (`/api/v1/faults`).
+    case faultApplied = "fault.applied"
     /// The virtual clock was frozen, advanced, set, resumed or put back to real time (`/api/v1/clock`).
     case clockChanged = "clock.changed"
     /// Sent only to one webhook subscription on request (`POST /api/v1/webhooks/{id}/test`); never logged.
     case webhookTest = "webhook.test"
+    /// The sandbox was reset (`POST /api/v1/reset`, whole or scoped) or a snapshot was restored: what a
+    /// consumer shows may be gone.
+    case sandboxReset = "sandbox.reset"
 
     /// The event a record reaching `status` announces, if any (`delivering` and `extension-running` are
     /// steps inside delivery, not events).
@@ -127,6 +132,47 @@ public protocol EventLogRepository: Sendable {
 
 /// Formats wall-clock milliseconds as RFC 3339 UTC with milliseconds (`2026-11-30T10:00:00.123Z`).
 public enum ISOTimestamp {
+    /// Milliseconds since the epoch of an RFC 3339 UTC time as ``string(milliseconds:)`` writes it, with or
+    /// without the fraction (`2026-12-02T08:00:00Z`, `…:00.250Z`); nil for anything else.
+    public static func milliseconds(from text: String) -> Int64? {
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z") else { return nil }
+        func number(_ start: Int, _ count: Int) -> Int? {
+            guard start + count <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[start..<(start + count)] {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        let separators: [(Int, UInt8)] = [(4, 45), (7, 45), (10, 84), (13, 58), (16, 58)]
+        guard separators.allSatisfy({ bytes[$0.0] == $0.1 }),
+            let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
+            let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
+            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+        else { return nil }
+        var millis = 0
+        if bytes.count > 20 {
+            let digits = bytes.count - 21
+            guard bytes[19] == UInt8(ascii: "."), (1...9).contains(digits), let fraction = number(20, digits) else { return nil }
+            var scaled = fraction
+            for _ in 0..<max(0, digits - 3) { scaled /= 10 }
+            for _ in 0..<max(0, 3 - digits) { scaled *= 10 }
+            millis = scaled
+        } else if bytes.count != 20 {
+            return nil
+        }
+        // Days from the civil date (Howard Hinnant's algorithm).
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = Int64(era * 146_097 + dayOfEra - 719_468)
+        return ((days * 24 + Int64(hour)) * 60 + Int64(minute)) * 60_000 + Int64(second) * 1000 + Int64(millis)
+    }
+
     public static func string(milliseconds: Int64) -> String {
         let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
         let millis = Int(milliseconds - seconds * 1000)

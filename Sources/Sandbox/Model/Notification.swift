@@ -139,6 +139,8 @@ public struct NotificationRecord: Sendable, Codable, Equatable {
     public var outcome: DisplayOutcome?
     public var displayed: DisplayedContent?
     public var timeline: [TimelineEntry]
+    /// Fault rules applied to the push (at most one today: the first rule that matched).
+    public var faults: [AppliedFault] = []
 
     public init(
         apnsID: String, uniqueID: String? = nil, deviceToken: String, bundleID: String, topic: String,
@@ -146,7 +148,8 @@ public struct NotificationRecord: Sendable, Codable, Equatable {
         environment: APNsEnvironment = .development, headers: [[String]] = [], payload: String,
         authentication: String = "", teamID: String? = nil, keyID: String? = nil, issuedAt: Int64? = nil,
         connectionID: UInt64 = 0, receivedAt: Int64, status: NotificationStatus = .accepted,
-        outcome: DisplayOutcome? = nil, displayed: DisplayedContent? = nil, timeline: [TimelineEntry] = []
+        outcome: DisplayOutcome? = nil, displayed: DisplayedContent? = nil, timeline: [TimelineEntry] = [],
+        faults: [AppliedFault] = []
     ) {
         self.apnsID = apnsID
         self.uniqueID = uniqueID
@@ -170,5 +173,6 @@ public struct NotificationRecord: Sendable, Codable, Equatable {
         self.outcome = outcome
         self.displayed = displayed
         self.timeline = timeline
+        self.faults = faults
     }
 }

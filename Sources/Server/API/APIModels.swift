@@ -130,6 +130,8 @@ struct NotificationDTO: Codable, Sendable {
     var outcome: String?
     var displayed: DisplayedContentDTO?
     var timeline: [TimelineEntry]
+    /// The fault rules applied to the push (absent when none).
+    var faults: [AppliedFaultDTO]?
 
     init(_ record: NotificationRecord) {
         apnsId = record.apnsID
@@ -160,6 +162,22 @@ struct NotificationDTO: Codable, Sendable {
         outcome = record.outcome?.rawValue
         displayed = record.displayed.map { DisplayedContentDTO($0, apnsID: record.apnsID, deviceToken: record.deviceToken) }
         timeline = record.timeline
+        faults = record.faults.isEmpty ? nil : record.faults.map(AppliedFaultDTO.init)
+    }
+}
+
+/// A fault rule's application to a push, as records and events show it.
+struct AppliedFaultDTO: Codable, Sendable {
+    var ruleId: String
+    var name: String?
+    var action: String
+    var detail: String
+
+    init(_ fault: AppliedFault) {
+        ruleId = fault.ruleID
+        name = fault.name
+        action = fault.action
+        detail = fault.detail
     }
 }
 

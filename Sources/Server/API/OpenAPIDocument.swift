@@ -17,7 +17,7 @@ enum OpenAPIDocument {
     }
 
     /// The fragments merged into `base`, in this order.
-    static let fragments: [String] = [clock]
+    static let fragments: [String] = [faults, clock, steering]
 
     /// The whole document (keys sorted).
     static let json: String = merged(base: base, fragments: fragments)
@@ -380,7 +380,7 @@ enum OpenAPIDocument {
           "Problem": { "description": "Error", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Problem" } } } }
         },
         "schemas": {
-          "EventType": { "type": "string", "enum": ["push.accepted", "push.rejected", "notification.stored", "notification.displayed", "notification.delivered-silent", "notification.expired", "notification.discarded", "device.updated", "clock.changed", "webhook.test"] },
+          "EventType": { "type": "string", "enum": ["push.accepted", "push.rejected", "notification.stored", "notification.displayed", "notification.delivered-silent", "notification.expired", "notification.discarded", "device.updated", "fault.applied", "clock.changed", "webhook.test", "sandbox.reset"] },
           "Event": {
             "type": "object",
             "description": "What SSE data lines and webhook bodies carry (the Standard Webhooks payload shape). id is evt_ and the event's position in the log (the SSE id without the prefix).",
@@ -392,7 +392,8 @@ enum OpenAPIDocument {
               "data": { "oneOf": [
                 { "$ref": "#/components/schemas/NotificationEventData" }, { "$ref": "#/components/schemas/PushRejectedEventData" },
                 { "$ref": "#/components/schemas/DeviceUpdatedEventData" }, { "$ref": "#/components/schemas/WebhookTestEventData" },
-                { "$ref": "#/components/schemas/ClockChangedEventData" } ] }
+                { "$ref": "#/components/schemas/ClockChangedEventData" },
+                { "$ref": "#/components/schemas/SandboxResetEventData" } ] }
             }
           },
           "NotificationEventData": {
@@ -499,10 +500,11 @@ enum OpenAPIDocument {
             "type": "object",
             "required": ["apnsId", "deviceToken", "priority", "environment", "status", "authentication", "connectionId", "receivedAt", "payloadBytes"],
             "properties": {
+              "fault": { "$ref": "#/components/schemas/AppliedFault" },
               "apnsId": { "type": "string" }, "uniqueId": { "type": "string" }, "deviceToken": { "type": "string" },
               "topic": { "type": "string" }, "bundleId": { "type": "string" }, "pushType": { "type": "string" },
               "priority": { "type": "integer" }, "environment": { "type": "string", "enum": ["development", "production"] },
-              "status": { "type": "integer", "description": "The HTTP status the provider endpoint answered" },
+              "status": { "type": "integer", "description": "The HTTP status the provider endpoint answered; 0 when a fault rule dropped the push without an answer (see fault)" },
               "reason": { "type": "string", "description": "The APNs reason of a rejected push" },
               "authentication": { "type": "string", "description": "token:TEAM/KEY, certificate:BUNDLE or none" },
               "connectionId": { "type": "integer" }, "receivedAt": { "type": "integer" }, "payloadBytes": { "type": "integer" }
@@ -601,6 +603,7 @@ enum OpenAPIDocument {
             "type": "object",
             "required": ["apnsId", "deviceToken", "bundleId", "topic", "priority", "environment", "headers", "authentication", "connectionId", "receivedAt", "status", "final", "timeline"],
             "properties": {
+              "faults": { "type": "array", "items": { "$ref": "#/components/schemas/AppliedFault" } },
               "apnsId": { "type": "string" }, "uniqueId": { "type": "string" }, "deviceToken": { "type": "string" },
               "bundleId": { "type": "string" }, "topic": { "type": "string" }, "pushType": { "type": "string" },
               "priority": { "type": "integer" }, "expiration": { "type": "integer" }, "collapseId": { "type": "string" },

@@ -43,6 +43,15 @@ struct QueryParameters {
         return value
     }
 
+    /// `true` or `false` (absent: false), or an APIError naming the parameter.
+    func flag(_ name: String) throws -> Bool {
+        switch self[name] {
+        case nil, "false": return false
+        case "true": return true
+        default: throw APIError(status: 400, code: "invalid_parameter", message: "\(name) must be true or false")
+        }
+    }
+
     private static func decode(_ part: Substring) -> String {
         String(part).replacingOccurrences(of: "+", with: " ").removingPercentEncodingOrSelf
     }

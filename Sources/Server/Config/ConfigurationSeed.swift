@@ -29,46 +29,34 @@ enum ConfigurationSeed {
         _ configuration: SandboxConfiguration, devices: DeviceService, store: SQLiteStore, logger: Logger
     ) throws {
         let now = devices.clock.nowMilliseconds
-        for app in configuration.apps {
-            let extensionJSON = app.serviceExtension?.serialized
-            if let extensionJSON {
+        for fromFile in try Self.seedApps(configuration) {
+            if let extensionJSON = fromFile.serviceExtensionJSON {
                 do {
                     try ExtensionConfiguration.validate(json: extensionJSON)
                 } catch {
-                    throw ConfigurationError("apps[\(app.bundleID)].serviceExtension: \(error)")
+                    throw ConfigurationError("apps[\(fromFile.bundleID)].serviceExtension: \(error)")
                 }
             }
-            let fingerprint = try Self.fingerprint(app)
-            let stored = try store.app(bundleID: app.bundleID)
-            if let stored, stored.configuredAs == fingerprint { continue }
-            let fromFile = AppRecord(
-                bundleID: app.bundleID, teamID: app.teamID, strings: app.strings, serviceExtensionJSON: extensionJSON,
-                configuredAs: fingerprint)
+            let stored = try store.app(bundleID: fromFile.bundleID)
+            guard fromFile.configuredAs != nil else {
+                // Only in `teams[].apps`: created once, never touched again.
+                if stored == nil { try store.saveApp(fromFile) }
+                continue
+            }
+            if let stored, stored.configuredAs == fromFile.configuredAs { continue }
             if let stored, !Self.sameContent(stored, fromFile) {
                 let message = stored.configuredAs == nil
                     ? "the configuration file's entry replaces the stored app (stored before entries were fingerprinted, or created from teams[].apps); changes made through the API are gone"
                     : "the configuration file changed this app since it was last applied: its entry replaces the stored one (changes made through the API are gone)"
-                logger.warning(message, [("app", app.bundleID)])
+                logger.warning(message, [("app", fromFile.bundleID)])
             }
             try store.saveApp(fromFile)
         }
-        // After `apps`: an app listed in both gets its entry, not a bare record first.
-        for team in configuration.teams {
-            for bundleID in team.apps where try store.app(bundleID: bundleID) == nil {
-                try store.saveApp(AppRecord(bundleID: bundleID, teamID: team.teamID))
-            }
-        }
         for device in configuration.devices {
-            guard let token = DeviceToken(hex: device.token) else {
-                throw ConfigurationError("device \(device.token.prefix(8))…: not a hex device token")
-            }
-            let fingerprint = try Self.fingerprint(device)
-            let environment = device.environment
-            guard var stored = try store.device(token: token.hex) else {
-                try devices.save(DeviceRecord(
-                    token: token.hex, environment: environment, locale: device.locale, isOnline: true,
-                    apps: device.apps.map { InstalledAppRecord(bundleID: $0, installedAt: now) }, createdAt: now,
-                    configuredAs: fingerprint))
+            let seed = try Self.seedRecord(device, now: now)
+            let (token, fingerprint, environment) = (seed.token, seed.configuredAs, device.environment)
+            guard var stored = try store.device(token: token) else {
+                try devices.save(seed)
                 continue
             }
             if stored.configuredAs == fingerprint { continue }
@@ -79,7 +67,7 @@ enum ConfigurationSeed {
                 continue
             }
             logger.warning("the configuration file changed this device since it was last applied: its entry replaces the stored one (changes made through the API are gone)", [
-                ("device.token_prefix", String(token.hex.prefix(8))),
+                ("device.token_prefix", String(token.prefix(8))),
             ])
             stored.environment = environment
             stored.locale = device.locale
@@ -92,6 +80,35 @@ enum ConfigurationSeed {
         }
         for app in try store.apps() { devices.registry.upsert(App(bundleID: app.bundleID, teamID: app.teamID)) }
         try devices.loadRegistry()
+    }
+
+    /// The record a device of the file gets when the store has none (and after a reset): online, its apps
+    /// installed at `now`, no keys, the entry's fingerprint.
+    /// - Throws: ``ConfigurationError`` for a token that is not hex.
+    static func seedRecord(_ device: DeviceConfiguration, now: Int64) throws -> DeviceRecord {
+        guard let token = DeviceToken(hex: device.token) else {
+            throw ConfigurationError("device \(device.token.prefix(8))…: not a hex device token")
+        }
+        return DeviceRecord(
+            token: token.hex, environment: device.environment, locale: device.locale, isOnline: true,
+            apps: device.apps.map { InstalledAppRecord(bundleID: $0, installedAt: now) }, createdAt: now,
+            configuredAs: try fingerprint(device))
+    }
+
+    /// The records the file's apps get: each entry of `apps` with its fingerprint, then each app only listed
+    /// in `teams[].apps`, bare (an app listed in both gets its entry).
+    static func seedApps(_ configuration: SandboxConfiguration) throws -> [AppRecord] {
+        var records = try configuration.apps.map { app in
+            AppRecord(
+                bundleID: app.bundleID, teamID: app.teamID, strings: app.strings,
+                serviceExtensionJSON: app.serviceExtension?.serialized, configuredAs: try fingerprint(app))
+        }
+        for team in configuration.teams {
+            for bundleID in team.apps where !records.contains(where: { $0.bundleID == bundleID }) {
+                records.append(AppRecord(bundleID: bundleID, teamID: team.teamID))
+            }
+        }
+        return records
     }
 
     /// Brings the configuration file's webhook subscriptions into the store: new ones start with the

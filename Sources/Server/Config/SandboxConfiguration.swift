@@ -1,6 +1,7 @@
 // APNs Sandbox — the server's configuration: JSON file, then environment, then flags.
 import APNsProtocol
 import Foundation
+import Sandbox
 import Support
 
 /// Everything `apns-sandbox serve` can be told. Decoded from JSON (`config/sandbox.json`);
@@ -94,12 +95,14 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
     /// Apps with strings or a service extension (seeded into the store at every start).
     public var apps: [AppConfiguration] = []
     public var devices: [DeviceConfiguration] = []
+    /// Fault rules in force from the start (and after every reset), before those the API adds (docs/faults.md).
+    var faults: [FaultRuleSpec] = []
 
     public init() {}
 
     enum Keys: String, CodingKey, CaseIterable {
         case dataDirectory, logLevel, requestLogging, eventLoops, listeners, tls, limits, apns, storage, delivery
-        case extensions, events, webhooks, admin, clock, teams, apps, devices
+        case extensions, events, webhooks, admin, clock, teams, apps, devices, faults
     }
 
     public init(from decoder: any Decoder) throws {
@@ -122,6 +125,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
         teams = try section(.teams, \.teams)
         apps = try section(.apps, \.apps)
         devices = try section(.devices, \.devices)
+        faults = try section(.faults, \.faults)
     }
 
     /// Where relative paths in the file (key files) are resolved; set by `load(path:)`.
@@ -254,6 +258,27 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
         guard delivery.lowPriorityDelayMilliseconds >= 0, delivery.backgroundPushesPerHour >= 0 else {
             throw ConfigurationError("delivery settings must not be negative")
         }
+        _ = try faultRules(now: 0)
+    }
+
+    /// The configuration's fault rules, checked, in file order; a rule without an `id` is `config-<n>` (its place
+    /// in the list, from 1). `durationSeconds` counts from `now`.
+    func faultRules(now: Int64) throws -> [FaultRule] {
+        var rules: [FaultRule] = []
+        for (index, spec) in faults.enumerated() {
+            var spec = spec
+            if spec.position != nil { throw ConfigurationError("faults[\(index)].position: is for the API; the file's order is the order") }
+            spec.id = spec.id ?? "config-\(index + 1)"
+            do {
+                rules.append(try spec.rule(now: now, source: .configuration))
+            } catch {
+                throw ConfigurationError("faults[\(index)].\(error)")
+            }
+            if rules.dropLast().contains(where: { $0.id == rules.last?.id }) {
+                throw ConfigurationError("faults[\(index)].id: \(spec.id ?? "") is used twice")
+            }
+        }
+        return rules
     }
 
     /// Parses a port number (0 = any free port), naming `name` in the error.

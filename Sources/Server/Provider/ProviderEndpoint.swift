@@ -32,12 +32,19 @@ final class ProviderEndpoint: Sendable {
     let rateLimiter: DeviceRateLimiter?
     /// Wall time of the records (`receivedAt`, the time-ordered `apns-id`) and monotonic time of tokens.
     let clock: any SandboxClock
+    /// Fault rules, tried for every push that passes the path, header and authentication checks.
+    let faults: FaultBook
+    /// Real time, for a fault's latency (the sandbox clock may be frozen).
+    let realTime: any SandboxClock
 
     init(
         keys: ProviderKeyStore, registry: DeviceRegistry, sink: any PushRecordSink, settings: APNsSettings,
         listenerEnvironments: [String: APNsEnvironment], receiver: (any AcceptedPushReceiver)? = nil,
-        clock: any SandboxClock, logger: Logger = Logger(label: "provider")
+        clock: any SandboxClock, faults: FaultBook = FaultBook(), realTime: (any SandboxClock)? = nil,
+        logger: Logger = Logger(label: "provider")
     ) {
+        self.faults = faults
+        self.realTime = realTime ?? clock
         self.receiver = receiver
         self.logger = logger
         self.authenticator = ProviderAuthenticator(keys: keys, registry: registry, settings: settings)
@@ -66,10 +73,11 @@ final class ProviderEndpoint: Sendable {
 
     /// Validates the push; an accepted one is answered 200 once the receiver has committed it.
     func respond(to request: HTTPRequest) -> HandlerResult {
-        let (response, accepted) = evaluate(request)
+        let (response, accepted, latency) = evaluate(request)
         guard let accepted, let receiver else {
             if logger.level <= .debug { logPush(request, response) }
-            return .response(response)
+            guard latency > 0 else { return .response(response) }
+            return .deferred { [self] respond in answer(response, after: latency, respond) }
         }
         let logger = self.logger
         return .deferred { [self] respond in
@@ -77,7 +85,7 @@ final class ProviderEndpoint: Sendable {
                 switch result {
                 case .success:
                     if logger.level <= .debug { self.logPush(request, response) }
-                    respond(response)
+                    self.answer(response, after: latency, respond)
                 case .failure(let error):
                     logger.error("push not stored", [("apns.id", accepted.apnsID), ("error", "\(error)")])
                     let failure = APNsError(.internalServerError)
@@ -118,10 +126,10 @@ final class ProviderEndpoint: Sendable {
         return evaluate(request, headersTooLarge: true).response
     }
 
-    /// The response for a push, plus the notification to deliver when it is accepted.
+    /// The response for a push, plus the notification to deliver when it is accepted and a fault's latency (ms).
     func evaluate(
         _ request: HTTPRequest, bodyTooLarge: Bool = false, headersTooLarge: Bool = false
-    ) -> (response: HTTPResponse, accepted: NotificationRecord?) {
+    ) -> (response: HTTPResponse, accepted: NotificationRecord?, latency: Int64) {
         let nowMilliseconds = clock.nowMilliseconds
         let environment = environment(of: request)
         let headerList = request.headers.fields.map { (name: $0.name, value: $0.value) }
@@ -130,7 +138,8 @@ final class ProviderEndpoint: Sendable {
             authentication: .none, connectionID: request.connection.id, receivedAt: nowMilliseconds)
         record.loopIndex = request.connection.loopIndex
 
-        func reject(_ error: APNsError) -> (response: HTTPResponse, accepted: NotificationRecord?) {
+        var fault: FaultEffect?
+        func reject(_ error: APNsError) -> (response: HTTPResponse, accepted: NotificationRecord?, latency: Int64) {
             if record.apnsID.isEmpty {
                 record.apnsID = PushRequestValidator.echoedAPNsID(in: headerList)
                     ?? UUIDGenerator.makeTimeOrdered(unixMilliseconds: nowMilliseconds)
@@ -142,8 +151,11 @@ final class ProviderEndpoint: Sendable {
                 record.uniqueID = UUIDGenerator.make()
                 headers.append("apns-unique-id", record.uniqueID ?? "")
             }
+            record.fault = fault?.applied
             sink.record(record)
-            return (HTTPResponse(status: error.status, headers: headers, body: error.jsonBody), nil)
+            var response = HTTPResponse(status: error.status, headers: headers, body: error.jsonBody)
+            response.connectionFault = fault?.connectionFault
+            return (response, nil, fault?.latencyMilliseconds ?? 0)
         }
 
         let token: DeviceToken
@@ -186,6 +198,24 @@ final class ProviderEndpoint: Sendable {
         record.topic = authenticated.topic
         record.bundleID = authenticated.bundleID
 
+        fault = faultEffect(
+            token: token, headers: headers, headerList: headerList, authenticated: authenticated,
+            environment: environment, apnsID: record.apnsID, connectionID: request.connection.id, now: nowMilliseconds)
+        if let fault {
+            switch fault.action {
+            case .reject(let reason, let timestamp):
+                return reject(APNsError(reason, timestamp: timestamp ?? nowMilliseconds))
+            case .goAway, .resetStream, .closeConnection:
+                record.fault = fault.applied
+                sink.record(record)
+                var response = HTTPResponse(status: 500)
+                response.connectionFault = fault.connectionFault
+                return (response, nil, fault.latencyMilliseconds)
+            default:
+                break
+            }
+        }
+
         switch PushRequestValidator.payload(request.body, pushType: headers.pushType) {
         case .success: break
         case .failure(let error): return reject(error)
@@ -201,11 +231,15 @@ final class ProviderEndpoint: Sendable {
         }
 
         if environment == .development { record.uniqueID = UUIDGenerator.make() }
+        record.fault = fault?.applied
         sink.record(record)
         var responseHeaders: HTTPFields = ["apns-id": record.apnsID]
         if let uniqueID = record.uniqueID { responseHeaders.append("apns-unique-id", uniqueID) }
-        let notification = receiver == nil ? nil : Self.notification(from: record, bundleID: authenticated.bundleID, topic: authenticated.topic)
-        return (HTTPResponse(status: 200, headers: responseHeaders), notification)
+        var notification = receiver == nil ? nil : Self.notification(from: record, bundleID: authenticated.bundleID, topic: authenticated.topic)
+        if let applied = fault?.applied { notification?.faults = [applied] }
+        var response = HTTPResponse(status: 200, headers: responseHeaders)
+        response.connectionFault = fault?.connectionFault
+        return (response, notification, fault?.latencyMilliseconds ?? 0)
     }
 
     /// What the store keeps of an `authorization` header: provider tokens are credentials (valid for an
@@ -263,6 +297,13 @@ final class DeviceRateLimiter: Sendable {
             window.count += 1
             windows[token] = window
             return window.count <= maxPerSecond
+        }
+    }
+
+    /// Forgets the count of `token` (nil: of every device), as after a reset of the sandbox.
+    func forget(_ token: DeviceToken?) {
+        windows.withLock { windows in
+            if let token { windows[token] = nil } else { windows.removeAll() }
         }
     }
 }

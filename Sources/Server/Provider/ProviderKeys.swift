@@ -72,5 +72,8 @@ public struct ProviderKeyStore: Sendable {
 
     public subscript(keyID: String) -> ProviderKey? { keys[keyID] }
 
+    /// Every key, by key ID.
+    public var all: [ProviderKey] { keys.values.sorted { $0.keyID < $1.keyID } }
+
     public var count: Int { keys.count }
 }

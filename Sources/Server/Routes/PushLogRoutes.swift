@@ -19,6 +19,7 @@ enum PushLogRoutes {
         var connectionId: UInt64
         var receivedAt: Int64
         var payloadBytes: Int
+        var fault: AppliedFaultDTO?
     }
 
     struct Listing: Encodable {
@@ -40,9 +41,11 @@ enum PushLogRoutes {
             Entry(
                 apnsId: record.apnsID, uniqueId: record.uniqueID, deviceToken: record.deviceToken, topic: record.topic,
                 bundleId: record.bundleID, pushType: record.pushType?.rawValue, priority: record.priority,
-                environment: record.environment.rawValue, status: record.rejection?.status ?? 200,
+                environment: record.environment.rawValue,
+                status: record.rejection?.status ?? (record.fault?.dropsPush == true ? 0 : 200),
                 reason: record.rejection?.reason.rawValue, authentication: describe(record.authentication),
-                connectionId: record.connectionID, receivedAt: record.receivedAt, payloadBytes: record.payload.count)
+                connectionId: record.connectionID, receivedAt: record.receivedAt, payloadBytes: record.payload.count,
+                fault: record.fault.map(AppliedFaultDTO.init))
         }
         return .json(encoding: Listing(accepted: counts.accepted, rejected: counts.rejected, pushes: entries))
     }
