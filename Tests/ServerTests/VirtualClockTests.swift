@@ -7,8 +7,7 @@ import Testing
 import Webhooks
 
 /// Each test runs a real server whose clock is virtual (`clock.virtual`, started frozen) and moves time through
-/// `/api/v1/clock` instead of waiting for it: alone, each takes well under a second of wall time. The wall-time
-/// bounds checked are far below the virtual time moved, so that a loaded machine does not fail them.
+/// `/api/v1/clock` instead of waiting for it: each takes well under a second of wall time.
 @Suite(.timeLimit(.minutes(1)))
 struct VirtualClockServerTests {
     static let mutableAlert = #"{"aps":{"alert":{"title":"Hi","body":"b"},"mutable-content":1}}"#
@@ -101,7 +100,7 @@ struct VirtualClockServerTests {
             #expect(ended["outcome"] as? String == "original-timeout", "\(ended)")
             let didReceive = try #require(at("extension-started", in: ended), "\(steps(ended))")
             #expect(at("extension-time-will-expire", in: ended) == didReceive + 30_000, "\(steps(ended))")
-            #expect(monotonicSeconds() - started < 30, "no real 30 s budget: \(monotonicSeconds() - started) s")
+            #expect(monotonicSeconds() - started < 20, "took \(monotonicSeconds() - started) s")  // far below the virtual time it covers; the whole suite runs in parallel on 2 cores
         }
     }
 
@@ -136,7 +135,7 @@ struct VirtualClockServerTests {
             #expect(steps(ended).contains { $0["step"] as? String == "extension-killed" }, "\(steps(ended))")
             try await until("the process to be gone", within: 2) { kill(pid, 0) == -1 && errno == ESRCH }
             #expect(server.server.extensions.processCount == 0)
-            #expect(monotonicSeconds() - started < 30, "no real 30 s budget: \(monotonicSeconds() - started) s")
+            #expect(monotonicSeconds() - started < 20, "took \(monotonicSeconds() - started) s")  // far below the virtual time it covers; the whole suite runs in parallel on 2 cores
         }
     }
 
@@ -162,7 +161,7 @@ struct VirtualClockServerTests {
             _ = try await clock(server, "advance", #"{"seconds":2}"#)
             let expired = try await record(server, pushed.apnsID)
             #expect(expired["status"] as? String == "expired", "\(expired)")
-            #expect(monotonicSeconds() - started < 60, "no real minute: \(monotonicSeconds() - started) s")
+            #expect(monotonicSeconds() - started < 40, "took \(monotonicSeconds() - started) s")  // far below the virtual time it covers; the whole suite runs in parallel on 2 cores
         }
     }
 
@@ -250,7 +249,7 @@ struct VirtualClockServerTests {
             }
             let times = attempts.compactMap { ($0["at"] as? NSNumber)?.int64Value }
             #expect(times.count == 2 && times[1] - times[0] == 60_000, "attempts at virtual times: \(attempts)")
-            #expect(monotonicSeconds() - started < 60, "no real minute: \(monotonicSeconds() - started) s")
+            #expect(monotonicSeconds() - started < 30, "took \(monotonicSeconds() - started) s")  // far below the virtual time it covers; the whole suite runs in parallel on 2 cores
         }
     }
 
@@ -309,7 +308,7 @@ struct VirtualClockServerTests {
             let state = try await clock(server)
             #expect(state.status == 200 && state.json?["mode"] as? String == "real" && state.json?["virtual"] as? Bool == false)
             let now = try #require((state.json?["nowMilliseconds"] as? NSNumber)?.int64Value)
-            #expect(abs(now - Int64(Date().timeIntervalSince1970 * 1000)) < 60_000)
+            #expect(abs(now - Int64(Date().timeIntervalSince1970 * 1000)) < 60_000)  // real time, within a loaded machine's lag
             for (operation, body) in [("freeze", nil), ("advance", #"{"seconds":1}"#), ("set", #"{"milliseconds":0}"#),
                                       ("resume", nil), ("real", "{}")] {
                 let refused = try await clock(server, operation, body)

@@ -27,7 +27,7 @@ def test_retries_through_a_short_outage(sandbox, backend):
 
 def test_stored_push_expires_while_the_device_is_offline(sandbox, backend):
     """Virtual time: a push stored for an offline device expires at its apns-expiration, with no waiting."""
-    device = "cd" * 32
+    device = DEVICE  # the earlier tests' device, removed by the reset: created again, offline
     sandbox.call("POST", "/devices", {"token": device, "apps": [backend.topic], "online": False})
     sandbox.call("POST", "/clock/freeze")
     now = sandbox.clock_ms() // 1000

@@ -71,7 +71,11 @@ final class DeviceService: Sendable {
     func create(_ record: DeviceRecord) throws -> Bool {
         let change = try modify(record.token, { current in current == nil ? .save(record) : .keep },
                                 announcing: { before, _ in before == nil ? "created" : nil })
-        return change.before == nil
+        guard change.before == nil else { return false }
+        // The engine may still know the token from an earlier device of it (deleted, or removed by a reset), with
+        // that device's online state: the new device's state is the one that counts.
+        try engine.setOnline(record.isOnline, token: record.token)
+        return true
     }
 
     /// Creates or replaces a device (API and config seeding).
