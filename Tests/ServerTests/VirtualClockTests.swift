@@ -308,7 +308,7 @@ struct VirtualClockServerTests {
             let state = try await clock(server)
             #expect(state.status == 200 && state.json?["mode"] as? String == "real" && state.json?["virtual"] as? Bool == false)
             let now = try #require((state.json?["nowMilliseconds"] as? NSNumber)?.int64Value)
-            #expect(abs(now - Int64(Date().timeIntervalSince1970 * 1000)) < 5_000)
+            #expect(abs(now - Int64(Date().timeIntervalSince1970 * 1000)) < 60_000)  // real time, within a loaded machine's lag
             for (operation, body) in [("freeze", nil), ("advance", #"{"seconds":1}"#), ("set", #"{"milliseconds":0}"#),
                                       ("resume", nil), ("real", "{}")] {
                 let refused = try await clock(server, operation, body)
