@@ -118,7 +118,7 @@ extension OpenAPIDocument {
               "online": { "type": "boolean", "default": true },
               "apps": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["bundleId"], "properties": {
                 "bundleId": { "$ref": "#/components/schemas/SnapshotBundleID" }, "installedAt": { "type": "integer" }, "uninstalledAt": { "type": "integer" },
-                "badge": { "type": "integer", "minimum": -2147483648, "maximum": 2147483647 } } } },
+                "badge": { "type": "integer", "format": "int64" } } } },
               "keychainKeys": { "$ref": "#/components/schemas/KeychainKeys", "description": "Only with ?secrets=true" },
               "createdAt": { "type": "integer" },
               "autoRegistered": { "type": "boolean" }
@@ -185,11 +185,11 @@ extension OpenAPIDocument {
               "outcome": { "type": "string", "enum": ["processed", "best-attempt", "original-timeout", "original-error", "original-crash", "original-no-alert", "direct"] },
               "displayed": { "type": "object", "additionalProperties": false, "properties": {
                 "title": { "type": "string" }, "subtitle": { "type": "string" }, "body": { "type": "string" },
-                "badge": { "type": "integer", "minimum": -2147483648, "maximum": 2147483647 }, "sound": { "type": "string" }, "threadId": { "type": "string" },
+                "badge": { "type": "integer", "format": "int64" }, "sound": { "type": "string" }, "threadId": { "type": "string" },
                 "category": { "type": "string" }, "interruptionLevel": { "type": "string" }, "targetContentId": { "type": "string" },
                 "relevanceScore": { "type": "number" }, "userInfo": { "type": "object" },
                 "attachments": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["identifier", "type", "size", "path"], "properties": {
-                  "identifier": { "type": "string" }, "type": { "type": "string" }, "size": { "type": "integer", "minimum": 0, "maximum": 2147483647 },
+                  "identifier": { "type": "string" }, "type": { "type": "string" }, "size": { "type": "integer", "format": "int64", "minimum": 0 },
                   "path": { "type": "string", "description": "Relative to <dataDirectory>/attachments/ (no .., not absolute)" } } } } } },
               "timeline": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["step", "at"], "properties": {
                 "step": { "type": "string" }, "at": { "type": "integer" }, "monotonic": { "type": "integer", "minimum": 0 }, "detail": { "type": "string" } } } }

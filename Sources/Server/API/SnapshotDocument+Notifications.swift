@@ -155,13 +155,13 @@ extension SnapshotDocument {
             }
             attachments.append(Attachment(
                 identifier: try entry.requiredString("identifier"), type: try entry.requiredString("type"),
-                size: Int(try entry.requiredInt64("size", in: 0...Int64(Int32.max))), path: path))
+                size: Int(try entry.requiredInt64("size", in: 0...Int64.max)), path: path))
         }
         let userInfo = object.value("userInfo")
         if let userInfo, userInfo.members == nil { throw object.error("userInfo", "must be a JSON object") }
         return DisplayedContent(
             title: try object.string("title"), subtitle: try object.string("subtitle"), body: try object.string("body"),
-            badge: try object.int64("badge", in: Int64(Int32.min)...Int64(Int32.max)).map(Int.init),
+            badge: try object.int64("badge").map(Int.init),
             sound: try object.string("sound"), threadID: try object.string("threadId"), category: try object.string("category"),
             interruptionLevel: try object.string("interruptionLevel"), targetContentID: try object.string("targetContentId"),
             relevanceScore: try object.double("relevanceScore"), userInfoJSON: userInfo?.serialized, attachments: attachments)

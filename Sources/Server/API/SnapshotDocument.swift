@@ -141,7 +141,7 @@ struct SnapshotDocument: Sendable {
             apps.append(InstalledAppRecord(
                 bundleID: bundleID, installedAt: try entry.int64("installedAt") ?? now,
                 uninstalledAt: try entry.int64("uninstalledAt"),
-                badge: try entry.int64("badge", in: Int64(Int32.min)...Int64(Int32.max)).map(Int.init)))
+                badge: try entry.int64("badge").map(Int.init)))
         }
         let keys = try checked(object, "keychainKeys") { try APIBody.keys(try object.stringMap("keychainKeys") ?? [:]) }
         return DeviceRecord(
