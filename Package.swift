@@ -41,9 +41,11 @@ let package = Package(
         .target(name: "HTTPClient", dependencies: ["CCurl", "Support"], swiftSettings: strict),
         .target(name: "ExtensionRuntime", dependencies: ["Sandbox", "APNsProtocol", "Crypto", "Support", "CProcess", "HTTPClient"], swiftSettings: strict),
         .target(name: "Webhooks", dependencies: ["Sandbox", "Events", "APNsProtocol", "Crypto", "Support", "HTTPClient"], swiftSettings: strict),
+        // The web dashboard's HTML, CSS and JavaScript, built into the binary (no build step of their own).
+        .target(name: "Dashboard", resources: [.embedInCode("Assets")], swiftSettings: strict),
         .target(
             name: "Server",
-            dependencies: ["Support", "Transport", "HTTP", "Crypto", "APNsProtocol", "Sandbox", "Events", "Store", "ExtensionRuntime", "Webhooks", "HTTPClient"],
+            dependencies: ["Support", "Transport", "HTTP", "Crypto", "APNsProtocol", "Sandbox", "Events", "Store", "ExtensionRuntime", "Webhooks", "HTTPClient", "Dashboard"],
             swiftSettings: strict),
         .executableTarget(name: "apns-sandbox", dependencies: ["Server", "Support", "Crypto"], swiftSettings: strict),
         // Apple's UNNotificationServiceExtension shape for `exec` extensions; Foundation only, no other target here.
@@ -68,7 +70,7 @@ let package = Package(
         .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Sandbox", "Events", "Crypto", "Support"], swiftSettings: strict),
         .testTarget(
             name: "ServerTests",
-            dependencies: ["Server", "HTTP", "Crypto", "Support", "APNsProtocol", "Sandbox", "Events", "Store", "ExtensionRuntime", "Webhooks", "TestProcessSupport"],
+            dependencies: ["Server", "Dashboard", "HTTP", "Crypto", "Support", "APNsProtocol", "Sandbox", "Events", "Store", "ExtensionRuntime", "Webhooks", "TestProcessSupport"],
             swiftSettings: strict),
         .testTarget(name: "ServiceExtensionKitTests", dependencies: ["ServiceExtensionKit", "TestProcessSupport"], swiftSettings: strict),
     ],

@@ -1,6 +1,7 @@
 // APNs Sandbox — wiring: configuration → certificates → routes → services; start and shutdown.
 import APNsProtocol
 import Crypto
+import Dashboard
 import Events
 import ExtensionRuntime
 import Foundation
@@ -221,6 +222,12 @@ public final class SandboxServer: Sendable {
         ResetRoutes(service: resets).register(on: &router)
         SnapshotRoutes(service: resets, execPolicy: execPolicy).register(on: &router)
         OpenAPIDocument.register(on: &router)
+        if configuration.dashboard.enabled {
+            let assets: DashboardAssets = configuration.dashboard.assetsDirectory.map {
+                .directory(CredentialTools.resolve($0, against: configuration.baseDirectory))
+            } ?? .embedded
+            DashboardRoutes(assets: assets).register(on: &router)
+        }
 
         options.oversizedBodyResponder = { request in provider.answerOversized(request) }
         options.oversizedHeadersResponder = { request in provider.answerOversizedHeaders(request) }

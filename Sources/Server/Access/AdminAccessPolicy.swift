@@ -7,7 +7,9 @@ import HTTP
 ///
 /// ### Surfaces
 /// - **provider**: `/3/…`, APNs' own endpoint with APNs' own authentication — never looked at here;
-/// - **public**: `/healthz`, `/readyz`, `/ca.pem`, `/api/v1/openapi.json` — anyone, any listener;
+/// - **public**: `/healthz`, `/readyz`, `/ca.pem`, `/api/v1/openapi.json` — anyone, any listener; the
+///   dashboard's files (`/`, `/dashboard/…`: they hold no data, the page asks the admin API for it) on
+///   listeners that serve the admin side;
 /// - **admin**: everything else — only on listeners that serve it (`listeners[].admin`), and only when
 ///   the rules below pass.
 ///
@@ -54,7 +56,9 @@ struct AdminAccessPolicy: Sendable {
     func decide(_ request: HTTPRequest) -> Decision {
         let path = request.path
         if path.utf8.starts(with: Self.providerPrefix) || path == "/3" || Self.publicPaths.contains(path) { return .pass }
-        guard adminListeners.contains(request.connection.listenerName) else {
+        let servesAdmin = adminListeners.contains(request.connection.listenerName)
+        if servesAdmin && Self.isDashboard(path) && !Self.changesState(request.method) { return .pass }
+        guard servesAdmin else {
             return .answer(.jsonError(status: 404, code: "not_found", message: "No route for \(path) on this listener"))
         }
         let origin = request.headers["origin"]
@@ -85,6 +89,9 @@ struct AdminAccessPolicy: Sendable {
     // MARK: Rules
 
     private static let providerPrefix = Array("/3/".utf8)
+    private static let dashboardPrefix = Array("/dashboard/".utf8)
+
+    static func isDashboard(_ path: Substring) -> Bool { path == "/" || path.utf8.starts(with: dashboardPrefix) }
 
     static func changesState(_ method: String) -> Bool {
         method != "GET" && method != "HEAD" && method != "OPTIONS"

@@ -91,6 +91,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
     public var webhooks = WebhookConfiguration()
     public var admin = AdminSettings()
     public var clock = ClockSettings()
+    public var dashboard = DashboardSettings()
     public var teams: [TeamConfiguration] = []
     /// Apps with strings or a service extension (seeded into the store at every start).
     public var apps: [AppConfiguration] = []
@@ -102,7 +103,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
 
     enum Keys: String, CodingKey, CaseIterable {
         case dataDirectory, logLevel, requestLogging, eventLoops, listeners, tls, limits, apns, storage, delivery
-        case extensions, events, webhooks, admin, clock, teams, apps, devices, faults
+        case extensions, events, webhooks, admin, clock, dashboard, teams, apps, devices, faults
     }
 
     public init(from decoder: any Decoder) throws {
@@ -122,6 +123,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
         webhooks = try section(.webhooks, \.webhooks)
         admin = try section(.admin, \.admin)
         clock = try section(.clock, \.clock)
+        dashboard = try section(.dashboard, \.dashboard)
         teams = try section(.teams, \.teams)
         apps = try section(.apps, \.apps)
         devices = try section(.devices, \.devices)
