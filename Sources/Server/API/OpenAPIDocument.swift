@@ -444,6 +444,7 @@ enum OpenAPIDocument {
               "data": { "oneOf": [
                 { "$ref": "#/components/schemas/NotificationEventData" }, { "$ref": "#/components/schemas/PushRejectedEventData" },
                 { "$ref": "#/components/schemas/DeviceUpdatedEventData" }, { "$ref": "#/components/schemas/WebhookTestEventData" },
+                { "$ref": "#/components/schemas/FaultAppliedEventData" },
                 { "$ref": "#/components/schemas/ClockChangedEventData" },
                 { "$ref": "#/components/schemas/SandboxResetEventData" } ] }
             }
