@@ -64,7 +64,7 @@ import Testing
     @Test func unknownKeysAndFieldsAreErrorsAndKeysAreListed() async throws {
         try await withServer { server in
             let unknown = try await mint(server, #"{"keyId":"NOSUCHKEY1"}"#)
-            #expect(unknown.status == 404 && unknown.json?["code"] as? String == "key_not_found", "\(unknown.json ?? [:])")
+            #expect(unknown.status == 404 && (unknown.json?["error"] as? [String: Any])?["code"] as? String == "key_not_found", "\(unknown.json ?? [:])")
             let field = try await mint(server, #"{"kid":"x"}"#)
             #expect(field.status == 400 && "\(field.json ?? [:])".contains("kid"), "\(field.json ?? [:])")
             let (status, json) = try await apiRequest("GET", "\(server.httpBase)/api/v1/provider-tokens")
@@ -75,7 +75,7 @@ import Testing
             let none = try await mint(server)
             #expect(none.status == 404 && "\(none.json ?? [:])".contains("privateKeyFile"), "\(none.json ?? [:])")
             let named = try await mint(server, #"{"keyId":"PUBONLY001"}"#)
-            #expect(named.status == 422 && named.json?["code"] as? String == "key_cannot_sign")
+            #expect(named.status == 422 && (named.json?["error"] as? [String: Any])?["code"] as? String == "key_cannot_sign")
         }
     }
 }
