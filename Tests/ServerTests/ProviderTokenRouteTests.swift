@@ -71,11 +71,5 @@ import Testing
             let keys = json?["keys"] as? [[String: Any]] ?? []
             #expect(status == 200 && keys.count == 1 && keys.first?["canSign"] as? Bool == true, "\(json ?? [:])")
         }
-        try await withServer(configure: { $0.teams[0].keys = [.init(keyID: "PUBONLY001")] }) { server in
-            let none = try await mint(server)
-            #expect(none.status == 404 && "\(none.json ?? [:])".contains("privateKeyFile"), "\(none.json ?? [:])")
-            let named = try await mint(server, #"{"keyId":"PUBONLY001"}"#)
-            #expect(named.status == 422 && (named.json?["error"] as? [String: Any])?["code"] as? String == "key_cannot_sign")
-        }
     }
 }
