@@ -17,7 +17,7 @@ enum OpenAPIDocument {
     }
 
     /// The fragments merged into `base`, in this order.
-    static let fragments: [String] = [faults, clock, steering]
+    static let fragments: [String] = [faults, clock, steering, dashboard]
 
     /// The whole document (keys sorted).
     static let json: String = merged(base: base, fragments: fragments)
