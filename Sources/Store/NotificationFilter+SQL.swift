@@ -36,10 +36,13 @@ struct SQLCondition: Sendable {
             terms.append("received_at >= ?")
             values.append(.integer(since))
         }
-        if let statuses = filter.statuses, !statuses.isEmpty {
-            terms.append("status IN (" + Array(repeating: "?", count: statuses.count).joined(separator: ", ") + ")")
-            values += statuses.map { .text($0.rawValue) }
+        /// `column IN (?, …)` for a list that is not empty.
+        func oneOf(_ column: String, _ texts: [String]?) {
+            guard let texts, !texts.isEmpty else { return }
+            terms.append("\(column) IN (" + Array(repeating: "?", count: texts.count).joined(separator: ", ") + ")")
+            values += texts.map { .text($0) }
         }
+        oneOf("status", filter.statuses?.map(\.rawValue))
         if let until = filter.until {
             terms.append("received_at < ?")
             values.append(.integer(until))
@@ -51,14 +54,8 @@ struct SQLCondition: Sendable {
             values += [.text(escaped + "%"), .text(escaped.lowercased() + "%"), .text("%" + escaped + "%"),
                        .text("%" + escaped + "%"), .text(search.lowercased())]
         }
-        if let pushTypes = filter.pushTypes, !pushTypes.isEmpty {
-            terms.append("push_type IN (" + Array(repeating: "?", count: pushTypes.count).joined(separator: ", ") + ")")
-            values += pushTypes.map { .text($0) }
-        }
-        if let outcomes = filter.outcomes, !outcomes.isEmpty {
-            terms.append("outcome IN (" + Array(repeating: "?", count: outcomes.count).joined(separator: ", ") + ")")
-            values += outcomes.map { .text($0.rawValue) }
-        }
+        oneOf("push_type", filter.pushTypes)
+        oneOf("outcome", filter.outcomes?.map(\.rawValue))
         if let after = filter.after {
             terms.append("seq > ?")
             values.append(.integer(after))
