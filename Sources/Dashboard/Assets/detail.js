@@ -98,14 +98,24 @@ function timeline(record) {
   const left = (value) => `${Math.min(100, (value / span) * 100).toFixed(2)}%`;
   const width = (from, to) => `${Math.max(0.4, ((to - from) / span) * 100).toFixed(2)}%`;
   const end = steps.find((step) => step.step === 'displayed') || steps[steps.length - 1];
+  // Labels go into lanes above and below the bar so close marks do not overlap (the step list has them all).
+  const lanes = [];
+  const mark = (name, at, label) => {
+    const percent = Math.min(100, (at / span) * 100);
+    let lane = lanes.findIndex((last) => percent - last > 14);
+    if (lane < 0) lane = lanes.length < 4 ? lanes.length : 3;
+    lanes[lane] = percent;
+    return styled(h('div', { class: `timeline-mark mark-${name} lane-${lane}`, title: `${label} +${at.toFixed(1)} ms` },
+      h('span', {}, label)), { left: `${percent.toFixed(2)}%` });
+  };
+  const marks = steps.filter((step) => MARKS[step.step]).map((step) => ({ name: step.step, at: ms(step), label: MARKS[step.step] }));
+  if (ran) marks.push({ name: 'grace-end', at: didReceive + budget + grace, label: 'grace ends' });
+  marks.sort((a, b) => a.at - b.at);
   const bar = h('div', { class: 'timeline-bar', 'aria-hidden': 'true' },
     ran ? styled(h('div', { class: 'timeline-budget' }), { left: left(didReceive), width: width(didReceive, didReceive + budget) }) : null,
     ran ? styled(h('div', { class: 'timeline-grace' }), { left: left(didReceive + budget), width: width(didReceive + budget, didReceive + budget + grace) }) : null,
     styled(h('div', { class: 'timeline-run' }), { left: '0', width: width(0, ms(end)) }),
-    ...steps.filter((step) => MARKS[step.step]).map((step, index) =>
-      styled(h('div', { class: `timeline-mark mark-${step.step}${index % 2 ? ' below' : ''}`, title: `${MARKS[step.step]} +${ms(step).toFixed(1)} ms` },
-        h('span', {}, MARKS[step.step])), { left: left(ms(step)) })),
-    ran ? styled(h('div', { class: 'timeline-mark mark-grace-end' }, h('span', {}, 'grace ends')), { left: left(didReceive + budget + grace) }) : null);
+    ...marks.map((item) => mark(item.name, item.at, item.label)));
   const scale = h('div', { class: 'timeline-scale', 'aria-hidden': 'true' },
     h('span', {}, '0'), h('span', {}, `${(span / 1000).toFixed(span < 10000 ? 2 : 1)} s`));
   const list = h('ol', { class: 'timeline-steps' }, ...steps.map((step) =>
