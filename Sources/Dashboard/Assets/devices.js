@@ -144,6 +144,7 @@ export default {
       }
 
       function drawCenter(center) {
+        phone.center = center;
         const notifications = (center && center.notifications) || [];
         const fresh = [];
         const ids = new Set(notifications.map((n) => `${n.apnsId}|${n.identifier}`));
@@ -201,6 +202,17 @@ export default {
           replace(list, errorBox(error));
         }
       };
+      /** Draws a displayed notification from its event at once (the refetch that follows is the truth). */
+      phone.showFromEvent = (data) => {
+        if (!phone.center || !data.displayed) return;
+        const identifier = data.collapseId || data.apnsId;
+        const entry = { apnsId: data.apnsId, bundleId: data.bundleId || data.topic, identifier, content: data.displayed,
+          displayedAt: (data.timings && data.timings.at) || context.now() };
+        const rest = (phone.center.notifications || []).filter((n) => n.identifier !== identifier || n.bundleId !== entry.bundleId);
+        const badges = { ...(phone.center.badges || {}) };
+        if (typeof data.displayed.badge === 'number') badges[entry.bundleId] = data.displayed.badge;
+        drawCenter({ ...phone.center, notifications: [entry, ...rest], badges });
+      };
       phone.refresh = debounce((withDevice) => phone.load(withDevice), 60);
       phone.drawClock = drawClock;
       drawDevice();
@@ -225,7 +237,9 @@ export default {
         }
         if (NOTIFICATION_EVENTS.has(event.type)) {
           const phone = phones.get(data.deviceToken);
-          if (phone) phone.refresh(false); else scheduleReload();
+          if (!phone) { scheduleReload(); return; }
+          if (event.type === 'notification.displayed') phone.showFromEvent(data);
+          phone.refresh(false);
         }
       },
       unmount() {
