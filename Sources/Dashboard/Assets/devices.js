@@ -29,6 +29,10 @@ function groups(notifications) {
   return [...byKey.values()];
 }
 
+function stackKey(notification) {
+  return `${notification.bundleId}\u0000${(notification.content && notification.content.threadId) || notification.apnsId}`;
+}
+
 export default {
   title: 'Devices',
   async mount(main, context) {
@@ -65,7 +69,7 @@ export default {
 
     function makePhone(device) {
       const token = device.token;
-      const phone = { device, known: null, urls: [] };
+      const phone = { device, known: null, urls: [], openStacks: new Set() }; // openStacks: stacks the user opened stay open
       const headingId = `device-${token.slice(0, 16)}`;
       const time = h('p', { class: 'phone-time', 'aria-hidden': 'true' });
       const date = h('p', { class: 'phone-date', 'aria-hidden': 'true' });
@@ -158,7 +162,8 @@ export default {
             const top = bubble(first, count);
             const stack = h('div', { class: `stack${rest.length ? ' stacked' : ''}`,
               dataset: { thread: (first.content && first.content.threadId) || '' } }, top,
-              rest.length ? h('details', { class: 'stack-more' },
+              rest.length ? h('details', { class: 'stack-more', open: phone.openStacks.has(stackKey(first)),
+                ontoggle: (event) => { if (event.target.open) phone.openStacks.add(stackKey(first)); else phone.openStacks.delete(stackKey(first)); } },
                 h('summary', {}, `${rest.length} more in this thread`), ...rest.map((n) => bubble(n))) : null);
             return stack;
           }));
