@@ -16,6 +16,7 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dashboard_harness import main  # noqa: E402
+from selenium.common.exceptions import ElementNotInteractableException, StaleElementReferenceException  # noqa: E402
 
 
 def admin(options, method, path, body=None):
@@ -70,6 +71,25 @@ def wait_bubble(browser, token, title, timeout):
     return browser.wait(found, timeout, f'no notification {title!r} on {token[:8]}')
 
 
+def click(browser, selector, timeout=5):
+    """Clicks the element matching `selector` with a real click, again if a live redraw replaced it meanwhile."""
+    def clicked(_):
+        try:
+            element = browser.first(selector)
+            if element is None or not element.is_displayed():
+                return False
+            element.click()
+            return True
+        except (StaleElementReferenceException, ElementNotInteractableException):
+            return False
+    browser.wait(clicked, timeout, f'could not click {selector}')
+
+
+def text_of(browser, selector):
+    items = texts(browser, selector)
+    return items[0]['text'] if items else None
+
+
 def wait_attribute(browser, selector, name, value, timeout=5):
     browser.wait(lambda d: browser.driver.execute_script(
         'const e = document.querySelector(arguments[0]); return e && e.getAttribute(arguments[1])', selector, name) == value,
@@ -97,27 +117,26 @@ def scenario_push_appears_live_and_detail_tells_its_story(browser, options):
                  3, 'a stack of 2')
     print(f'  appeared {elapsed * 1000:.0f} ms after the 200', flush=True)
     # The first is under the newest in the stack: open the stack, then its detail (outcome, timeline).
-    browser.driver.execute_script('document.querySelector(arguments[0]).click()', f'{phone(browser, token)} .stack-more summary')
-    browser.wait(lambda d: browser.first(f'{phone(browser, token)} .bubble[data-apns-id="{apns_id}"]').is_displayed(), 3, 'the stack open')
-    browser.first(f'{phone(browser, token)} .bubble[data-apns-id="{apns_id}"]').click()
+    click(browser, f'{phone(browser, token)} .stack-more summary')
+    click(browser, f'{phone(browser, token)} .bubble[data-apns-id="{apns_id}"]')
     browser.wait_css('main[data-view="notification"] .outcome-sentence')
     assert apns_id in browser.driver.current_url and token in browser.driver.current_url
-    sentence = browser.first('.outcome-sentence').text
+    sentence = text_of(browser, '.outcome-sentence')
     assert sentence == 'No service extension ran; the notification was shown as it was sent.', sentence
     assert browser.first('.timeline-bar .mark-displayed'), 'no display mark on the timeline'
-    steps = [li.get_attribute('data-step') for li in browser.all('.timeline-steps li')]
+    steps = browser.driver.execute_script("return [...document.querySelectorAll('.timeline-steps li')].map((li) => li.dataset.step)")
     assert steps[0] == 'accepted' and 'displayed' in steps, steps
-    assert browser.wait_text('.compare', title), 'the content table'
-    assert browser.wait_text('.payload', '"thread-id": "browser"'), 'the payload'
-    assert browser.wait_text('table', 'apns-topic'), 'the headers'
+    assert title in text_of(browser, '.compare'), 'the content table'
+    assert '"thread-id": "browser"' in text_of(browser, '.payload'), 'the payload'
+    assert 'apns-topic' in text_of(browser, '.detail'), 'the headers'
 
 
 def scenario_offline_stores_then_online_delivers(browser, options):
     token = new_device(options)
     browser.open('#/devices')
-    toggle = browser.wait_css(f'{phone(browser, token)} .online-toggle')
-    assert toggle.get_attribute('aria-pressed') == 'true'
-    toggle.click()
+    browser.wait_css(f'{phone(browser, token)} .online-toggle')
+    wait_attribute(browser, f'{phone(browser, token)} .online-toggle', 'aria-pressed', 'true')
+    click(browser, f'{phone(browser, token)} .online-toggle')
     wait_attribute(browser, f'{phone(browser, token)} .online-toggle', 'aria-pressed', 'false')
     assert admin(options, 'GET', f'/api/v1/devices/{token}')['online'] is False
     title = f'Stored {uuid.uuid4().hex[:6]}'
@@ -126,7 +145,7 @@ def scenario_offline_stores_then_online_delivers(browser, options):
     browser.wait(lambda d: any('stored 1' in t['text'] for t in texts(browser, f'{phone(browser, token)} .phone-stored')),
                  3, 'the stored hint')
     assert not any(title in b['text'] for b in texts(browser, f'{phone(browser, token)} .bubble')), 'shown while offline'
-    browser.first(f'{phone(browser, token)} .online-toggle').click()
+    click(browser, f'{phone(browser, token)} .online-toggle')
     bubble = wait_bubble(browser, token, title, timeout=3)
     assert bubble['id'] == apns_id, bubble
     wait_attribute(browser, f'{phone(browser, token)} .online-toggle', 'aria-pressed', 'true')
@@ -142,12 +161,13 @@ def scenario_extension_timeout_in_words(browser, options):
                                                            'mutable-content': 1}})
         assert status == 200, status
         browser.open(f'#/notifications/{apns_id}?device={token}')
-        sentence = browser.wait_text('.outcome-sentence', 'original was shown', timeout=5).text
+        browser.wait(lambda d: 'original was shown' in (text_of(browser, '.outcome-sentence') or ''), 5, 'the sentence')
+        sentence = text_of(browser, '.outcome-sentence')
         assert sentence == 'The extension did not call the content handler within 0.3 s; the original was shown.', sentence
         for mark in ('mark-extension-started', 'mark-extension-time-will-expire', 'mark-grace-end', 'mark-displayed'):
             assert browser.first(f'.timeline-bar .{mark}'), f'no {mark}'
-        assert browser.wait_text('.timeline-steps', 'extension-time-will-expire')
-        assert browser.first('.badge.warn').text == 'original-timeout'
+        assert 'extension-time-will-expire' in text_of(browser, '.timeline-steps')
+        assert text_of(browser, '.badge.warn') == 'original-timeout'
     finally:
         admin(options, 'PATCH', f'/api/v1/apps/{options.topic}', {'serviceExtension': None})
 

@@ -146,6 +146,7 @@ export default {
     main.append(h('p', {}, h('a', { href: '#/devices' }, '← Devices'), ' · ', h('a', { href: '#/inbox' }, 'Inbox')),
       h('h1', {}, 'Notification ', h('code', { class: 'detail-id' }, apnsId)), live, body);
     let lastStatus = null;
+    let lastJSON = null;
 
     function attachments(record) {
       const items = (record.displayed && record.displayed.attachments) || [];
@@ -202,7 +203,11 @@ export default {
 
     async function load() {
       try {
-        draw(await context.api('GET', `/api/v1/notifications/${encodeURIComponent(apnsId)}${query({ device })}`));
+        const record = await context.api('GET', `/api/v1/notifications/${encodeURIComponent(apnsId)}${query({ device })}`);
+        const json = JSON.stringify(record);
+        if (json === lastJSON) return; // unchanged: keep the page (and the reader's focus) as it is
+        lastJSON = json;
+        draw(record);
       } catch (error) {
         replace(body, errorBox(error), h('p', {}, 'Device ', shortToken(device)));
       }
