@@ -4,6 +4,8 @@ import { apiObjectURL, query } from './api.js';
 import { h, replace, clockTime, ago, shortToken, pulse, debounce, errorBox, toast, field } from './ui.js';
 
 const LOCALES = ['en_US', 'en_GB', 'fr_FR', 'de_DE', 'es_ES', 'it_IT', 'ja_JP', 'zh_CN', 'pt_BR', 'ar_SA'];
+/** Groups drawn per lock screen (a phone shows the newest; the inbox has every one). */
+const MAX_GROUPS = 40;
 const NOTIFICATION_EVENTS = new Set(['notification.displayed', 'notification.stored', 'notification.expired',
   'notification.discarded', 'notification.delivered-silent']);
 
@@ -27,6 +29,18 @@ function groups(notifications) {
     byKey.get(key).push(notification);
   }
   return [...byKey.values()];
+}
+
+/** Runs `f` once `milliseconds` after the first call of a burst (and again after, for calls meanwhile): unlike
+ *  a debounce it never starves under a steady stream of events. `true` arguments win over `false`. */
+function throttle(f, milliseconds) {
+  let timer = null;
+  let argument = false;
+  return (value = false) => {
+    argument = argument || value;
+    if (timer) return;
+    timer = setTimeout(() => { timer = null; const a = argument; argument = false; f(a); }, milliseconds);
+  };
 }
 
 function stackKey(notification) {
@@ -155,7 +169,9 @@ export default {
         if (notifications.length === 0) {
           replace(list, h('p', { class: 'phone-empty' }, 'No notifications'));
         } else {
-          replace(list, ...groups(notifications).map((group) => {
+          const all = groups(notifications);
+          const shown = all.slice(0, MAX_GROUPS);
+          replace(list, ...shown.map((group) => {
             const [first, ...rest] = group;
             const count = group.length > 1
               ? h('span', { class: 'stack-count' }, `${group.length} notifications`) : null;
@@ -166,7 +182,9 @@ export default {
                 ontoggle: (event) => { if (event.target.open) phone.openStacks.add(stackKey(first)); else phone.openStacks.delete(stackKey(first)); } },
                 h('summary', {}, `${rest.length} more in this thread`), ...rest.map((n) => bubble(n))) : null);
             return stack;
-          }));
+          }), all.length > MAX_GROUPS
+            ? h('p', { class: 'phone-empty' }, `${all.length - MAX_GROUPS} older not drawn here; see the `, h('a', { href: `#/inbox${query({ device: token })}` }, 'Inbox'))
+            : null);
           if (phone.known) {
             for (const element of list.querySelectorAll('.bubble')) {
               const n = notifications.find((x) => x.apnsId === element.dataset.apnsId);
@@ -207,18 +225,31 @@ export default {
           replace(list, errorBox(error));
         }
       };
-      /** Draws a displayed notification from its event at once (the refetch that follows is the truth). */
+      /**
+       * Draws displayed notifications from their events at once (batched: at most one redraw per frame, so a
+       * burst of pushes does not freeze the page); the refetch that follows is the truth.
+       */
+      let pending = [];
       phone.showFromEvent = (data) => {
         if (!phone.center || !data.displayed) return;
-        const identifier = data.collapseId || data.apnsId;
-        const entry = { apnsId: data.apnsId, bundleId: data.bundleId || data.topic, identifier, content: data.displayed,
-          displayedAt: (data.timings && data.timings.at) || context.now() };
-        const rest = (phone.center.notifications || []).filter((n) => n.identifier !== identifier || n.bundleId !== entry.bundleId);
-        const badges = { ...(phone.center.badges || {}) };
-        if (typeof data.displayed.badge === 'number') badges[entry.bundleId] = data.displayed.badge;
-        drawCenter({ ...phone.center, notifications: [entry, ...rest], badges });
+        pending.push(data);
+        if (pending.length > 1) return;
+        setTimeout(() => {
+          const batch = pending;
+          pending = [];
+          let notifications = phone.center.notifications || [];
+          const badges = { ...(phone.center.badges || {}) };
+          for (const item of batch) {
+            const identifier = item.collapseId || item.apnsId;
+            const entry = { apnsId: item.apnsId, bundleId: item.bundleId || item.topic, identifier, content: item.displayed,
+              displayedAt: (item.timings && item.timings.at) || context.now() };
+            notifications = [entry, ...notifications.filter((n) => n.identifier !== identifier || n.bundleId !== entry.bundleId)];
+            if (typeof item.displayed.badge === 'number') badges[entry.bundleId] = item.displayed.badge;
+          }
+          drawCenter({ ...phone.center, notifications: notifications.slice(0, 200), badges });
+        }, 16);
       };
-      phone.refresh = debounce((withDevice) => phone.load(withDevice), 60);
+      phone.refresh = throttle((withDevice) => phone.load(withDevice), 100);
       phone.drawClock = drawClock;
       drawDevice();
       drawClock();
