@@ -6,8 +6,12 @@ past a short budget shows the timeout sentence.
 
     python3 tests/python/dashboard_devices.py --base http://127.0.0.1:8080 --provider-token JWT [--scenario NAME]
 """
+import http.server
 import json
 import os
+import struct
+import threading
+import zlib
 import subprocess
 import sys
 import time
@@ -170,6 +174,55 @@ def scenario_extension_timeout_in_words(browser, options):
         assert text_of(browser, '.badge.warn') == 'original-timeout'
     finally:
         admin(options, 'PATCH', f'/api/v1/apps/{options.topic}', {'serviceExtension': None})
+
+
+def tiny_png():
+    width = height = 16
+    rows = b''.join(b'\x00' + bytes([200, 60 + 8 * y, 120]) * width for y in range(height))
+    def chunk(kind, data):
+        return struct.pack('>I', len(data)) + kind + data + struct.pack('>I', zlib.crc32(kind + data) & 0xffffffff)
+    return (b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', width, height, 8, 2, 0, 0, 0))
+            + chunk(b'IDAT', zlib.compress(rows)) + chunk(b'IEND', b''))
+
+
+def scenario_attachment_thumbnail(browser, options):
+    image = tiny_png()
+
+    class Media(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header('content-type', 'image/png')
+            self.send_header('content-length', str(len(image)))
+            self.end_headers()
+            self.wfile.write(image)
+
+        def log_message(self, *args):
+            pass
+
+    media = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Media)
+    threading.Thread(target=media.serve_forever, daemon=True).start()
+    admin(options, 'PATCH', f'/api/v1/apps/{options.topic}', {'serviceExtension': {
+        'kind': 'builtin', 'steps': [{'step': 'attach-media'}]}})
+    try:
+        token = new_device(options)
+        browser.open('#/devices')
+        browser.wait_css(f'{phone(browser, token)} .phone-empty')
+        status, apns_id, _ = push(options, token, {
+            'aps': {'alert': {'title': 'Photo', 'body': 'with a picture'}, 'mutable-content': 1},
+            'media-url': f'http://127.0.0.1:{media.server_address[1]}/pic.png'})
+        assert status == 200, status
+        loaded = f'{phone(browser, token)} .bubble[data-apns-id="{apns_id}"] img.bubble-thumb'
+        browser.wait(lambda d: browser.driver.execute_script(
+            'const i = document.querySelector(arguments[0]); return i && i.src.startsWith("blob:") && i.complete && i.naturalWidth',
+            loaded) == 16, 5, 'the thumbnail on the lock screen')
+        browser.go(f'#/notifications/{apns_id}?device={token}')
+        browser.wait(lambda d: browser.driver.execute_script(
+            'const i = document.querySelector(".attachment-thumb"); return i && i.complete && i.naturalWidth') == 16,
+            5, 'the thumbnail in the detail')
+        assert f'image/png · {len(image)} bytes' in text_of(browser, '.attachments')
+    finally:
+        admin(options, 'PATCH', f'/api/v1/apps/{options.topic}', {'serviceExtension': None})
+        media.shutdown()
 
 
 def scenario_phone_width_and_locale(browser, options):
