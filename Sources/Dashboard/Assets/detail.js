@@ -102,10 +102,11 @@ function timeline(record) {
   const lanes = [];
   const mark = (name, at, label) => {
     const percent = Math.min(100, (at / span) * 100);
-    let lane = lanes.findIndex((last) => percent - last > 14);
+    let lane = lanes.findIndex((last) => percent - last > 22);
     if (lane < 0) lane = lanes.length < 4 ? lanes.length : 3;
     lanes[lane] = percent;
-    return styled(h('div', { class: `timeline-mark mark-${name} lane-${lane}`, title: `${label} +${at.toFixed(1)} ms` },
+    const edge = percent < 12 ? ' edge-start' : (percent > 88 ? ' edge-end' : '');
+    return styled(h('div', { class: `timeline-mark mark-${name} lane-${lane}${edge}`, title: `${label} +${at.toFixed(1)} ms` },
       h('span', {}, label)), { left: `${percent.toFixed(2)}%` });
   };
   const marks = steps.filter((step) => MARKS[step.step]).map((step) => ({ name: step.step, at: ms(step), label: MARKS[step.step] }));
