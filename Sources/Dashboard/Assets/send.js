@@ -205,6 +205,7 @@ export default {
       const token = deviceToken();
       if (!token) { tokenInput.focus(); replace(answer, errorBox('Choose a device or type its token.')); return; }
       sendButton.disabled = true;
+      refreshCurl();
       replace(answer, h('p', { class: 'muted' }, 'Sending…'));
       try {
         const jwt = await providerToken();
@@ -245,6 +246,7 @@ export default {
       control.addEventListener('input', validateSoon);
     }
     prioritySelect.addEventListener('change', validateSoon);
+    jwtArea.addEventListener('input', refreshCurl);
     for (const radio of [authMint, authPaste]) radio.addEventListener('change', () => { showAuthFields(); refreshCurl(); });
     curlButton.addEventListener('click', async () => {
       refreshCurl();
