@@ -10,6 +10,7 @@ enum EmbeddedFiles {
         ("app.js", PackageResources.app_js),
         ("api.js", PackageResources.api_js),
         ("ui.js", PackageResources.ui_js),
+        ("icon.svg", PackageResources.icon_svg),
         ("devices.js", PackageResources.devices_js),
         ("detail.js", PackageResources.detail_js),
         ("inbox.js", PackageResources.inbox_js),

@@ -119,7 +119,9 @@ function askForToken(message) {
   error.hidden = !message;
   error.textContent = message || '';
   if (!login.open) login.showModal();
-  document.getElementById('login-token').focus();
+  const input = document.getElementById('login-token');
+  input.focus();
+  input.select();
 }
 onAuthRequired(() => askForToken(adminToken() ? 'That token was not accepted.' : null));
 document.getElementById('login-form').addEventListener('submit', async (event) => {

@@ -76,6 +76,41 @@ enum OpenAPIDocument {
           "get": { "operationId": "getCACertificate", "security": [], "description": "The sandbox CA (PEM) that clients trust for the TLS listener.", "responses": {
             "200": { "description": "The CA certificate", "content": { "application/x-pem-file": { "schema": { "type": "string" } } } } } }
         },
+        "/": {
+          "get": { "operationId": "getDashboard", "security": [], "description": "The web dashboard's page (docs: config/README.md, dashboard). It holds no data: the page asks the admin API for everything.", "responses": {
+            "200": { "description": "The dashboard", "content": { "text/html": { "schema": { "type": "string" } } } },
+            "304": { "description": "Not modified (If-None-Match)" } } }
+        },
+        "/dashboard/{file}": {
+          "get": { "operationId": "getDashboardFile", "security": [], "description": "The dashboard's styles and scripts.",
+            "parameters": [ { "name": "file", "in": "path", "required": true, "schema": { "type": "string", "examples": ["app.js"] } } ],
+            "responses": {
+              "200": { "description": "The file", "content": { "text/javascript": { "schema": { "type": "string" } }, "text/css": { "schema": { "type": "string" } } } },
+              "304": { "description": "Not modified (If-None-Match)" },
+              "404": { "$ref": "#/components/responses/Problem" } } }
+        },
+        "/3/device/{deviceToken}": {
+          "post": {
+            "operationId": "sendPush",
+            "description": "APNs' provider API, as Apple serves it (HTTP/2, and HTTP/1.1 here): a provider token (`authorization: bearer <ES256 JWT>`) or a client certificate. Errors are Apple's: `{\"reason\": …}` with its status (docs/faults.md lists them). The dashboard's Send a push form uses it with a token from POST /api/v1/provider-tokens.",
+            "security": [],
+            "parameters": [
+              { "name": "deviceToken", "in": "path", "required": true, "schema": { "type": "string" } },
+              { "name": "authorization", "in": "header", "schema": { "type": "string" }, "description": "bearer <provider token>" },
+              { "name": "apns-topic", "in": "header", "schema": { "type": "string" } },
+              { "name": "apns-push-type", "in": "header", "schema": { "type": "string" } },
+              { "name": "apns-priority", "in": "header", "schema": { "type": "string", "enum": ["10", "5", "1"] } },
+              { "name": "apns-expiration", "in": "header", "schema": { "type": "string" } },
+              { "name": "apns-collapse-id", "in": "header", "schema": { "type": "string" } },
+              { "name": "apns-id", "in": "header", "schema": { "type": "string" } }
+            ],
+            "requestBody": { "required": true, "content": { "application/json": { "schema": { "type": "object" } } } },
+            "responses": {
+              "200": { "description": "Accepted", "headers": { "apns-id": { "schema": { "type": "string" } }, "apns-unique-id": { "schema": { "type": "string" } } } },
+              "default": { "description": "Apple's error", "content": { "application/json": { "schema": { "type": "object", "properties": { "reason": { "type": "string" }, "timestamp": { "type": "integer" } } } } } }
+            }
+          }
+        },
         "/api/v1/devices": {
           "get": {
             "operationId": "listDevices",

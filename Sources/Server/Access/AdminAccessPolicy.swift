@@ -66,7 +66,9 @@ struct AdminAccessPolicy: Sendable {
             return preflight(origin: origin)
         }
         if requiresToken {
-            guard isAuthorized(request.headers["authorization"]) else { return .answer(unauthorized) }
+            guard isAuthorized(request.headers["authorization"]) else {
+                return .answer(unauthorized(offeringBasic: request.headers["sec-fetch-dest"] != "empty"))
+            }
         } else if let authority = request.authority, !isAllowedHost(authority) {
             return .answer(.jsonError(
                 status: 403, code: "forbidden_host",
@@ -164,13 +166,16 @@ struct AdminAccessPolicy: Sendable {
         }
     }
 
-    private var unauthorized: HTTPResponse {
+    /// 401 with a challenge for each scheme. `offeringBasic` false for a page's own fetch (`Sec-Fetch-Dest:
+    /// empty`): a Basic challenge would make the browser hold that fetch behind its own password prompt, while
+    /// the dashboard asks for the token itself; a browser opening an admin URL still gets the prompt.
+    private func unauthorized(offeringBasic: Bool) -> HTTPResponse {
         var response = HTTPResponse.jsonError(
             status: 401, code: "unauthorized",
             message: "The admin API needs the admin token: Authorization: Bearer <token> (docs/security.md)")
         // One challenge per field, Basic first: browsers read one challenge per field and then ask for a
         // user name and password themselves.
-        response.headers.append("www-authenticate", #"Basic realm="apns-sandbox", charset="UTF-8""#)
+        if offeringBasic { response.headers.append("www-authenticate", #"Basic realm="apns-sandbox", charset="UTF-8""#) }
         response.headers.append("www-authenticate", #"Bearer realm="apns-sandbox""#)
         return response
     }
