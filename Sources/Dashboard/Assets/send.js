@@ -38,7 +38,7 @@ function delimiter(text) {
  * The curl command that sends this push as printed: the provider token minted by an inner curl (or the pasted
  * one), the admin token only as `$APNS_SANDBOX_ADMIN_TOKEN` (never its value), the payload in a quoted heredoc.
  */
-export function curlCommand({ origin, deviceToken, headers, payload, pastedJWT, needsAdmin }) {
+export function curlCommand({ origin, deviceToken, headers, payload, pastedJWT, needsAdmin, mintBody }) {
   const tls = origin.startsWith('https:');
   const insecure = tls ? ' -k' : '';
   let auth;
@@ -46,7 +46,9 @@ export function curlCommand({ origin, deviceToken, headers, payload, pastedJWT, 
     auth = shellQuote(`authorization: bearer ${pastedJWT}`);
   } else {
     const admin = needsAdmin ? ' -H "authorization: Bearer $APNS_SANDBOX_ADMIN_TOKEN"' : '';
-    auth = `"authorization: bearer $(curl -sf${insecure} -X POST -H 'accept: application/jwt'${admin} ${shellQuote(`${origin}/api/v1/provider-tokens`)})"`;
+    // Inside the double quotes of "$(…)": single-quoted words stay literal, so shellQuote still holds.
+    const key = mintBody ? ` -H 'content-type: application/json' -d ${shellQuote(JSON.stringify(mintBody))}` : '';
+    auth = `"authorization: bearer $(curl -sf${insecure} -X POST -H 'accept: application/jwt'${admin}${key} ${shellQuote(`${origin}/api/v1/provider-tokens`)})"`;
   }
   const lines = [`curl -si${insecure} ${tls ? '--http2' : '--http2-prior-knowledge'} -X POST ${shellQuote(`${origin}/3/device/${deviceToken}`)}`,
     `  -H ${auth}`];
@@ -152,7 +154,7 @@ export default {
       const serial = ++validateSerial;
       const payload = payloadArea.value;
       let result;
-      if (serverValidates) {
+      if (serverValidates && deviceToken()) {
         try {
           result = await context.api('POST', '/api/v1/pushes/validate', { deviceToken: deviceToken(), headers: headers(), payload });
         } catch (error) {
@@ -175,7 +177,8 @@ export default {
     function refreshCurl() {
       const token = deviceToken();
       curlText.textContent = curlCommand({ origin: location.origin, deviceToken: token || '<device token>', headers: headers(),
-        payload: payloadArea.value, pastedJWT: authPaste.checked ? jwtArea.value.trim() : null, needsAdmin: !!adminToken() });
+        payload: payloadArea.value, pastedJWT: authPaste.checked ? jwtArea.value.trim().replace(/^bearer\s+/i, '') : null,
+        needsAdmin: !!adminToken(), mintBody: keySelect.value ? keyBody() : null });
     }
 
     async function loadKeys() {
@@ -189,15 +192,15 @@ export default {
       showAuthFields();
     }
 
+    function keyBody() { const [teamId, keyId] = keySelect.value.split('/'); return { teamId, keyId }; }
+
     async function providerToken() {
       if (authPaste.checked) {
         const jwt = jwtArea.value.trim().replace(/^bearer\s+/i, '');
         if (!jwt) throw new Error('Paste a provider token (JWT), or let the sandbox mint one.');
         return jwt;
       }
-      const [teamId, keyId] = (keySelect.value || '').split('/');
-      const body = keySelect.value ? { teamId, keyId } : {};
-      return (await context.api('POST', '/api/v1/provider-tokens', body)).token;
+      return (await context.api('POST', '/api/v1/provider-tokens', keySelect.value ? keyBody() : {})).token;
     }
 
     async function send(event) {
@@ -248,6 +251,7 @@ export default {
     prioritySelect.addEventListener('change', validateSoon);
     jwtArea.addEventListener('input', refreshCurl);
     for (const radio of [authMint, authPaste]) radio.addEventListener('change', () => { showAuthFields(); refreshCurl(); });
+    keySelect.addEventListener('change', refreshCurl);
     curlButton.addEventListener('click', async () => {
       refreshCurl();
       toast((await copyText(curlText.textContent)) ? 'curl command copied' : 'Select the command below to copy it', 'success');
