@@ -149,6 +149,13 @@ def scenario_inbox_lists_filters_and_goes_live(browser, options):
     assert not browser.all('.inbox-row.rejected')
     assert Select(browser.first('select[name="show"]')).first_selected_option.get_attribute('value') == 'notifications'
 
+    # The device filter goes to both queries (a token prefix): another device's inbox is empty.
+    set_value(browser, 'input[name="device"]', OTHER[:8])
+    wait_text(browser, '.inbox-table tbody', 'Nothing matches', timeout=5)
+    assert f'device={OTHER[:8]}' in browser.driver.execute_script('return location.hash')
+    set_value(browser, 'input[name="device"]', DEVICE[:8])
+    wait_text(browser, '.inbox-row.notification', 'Inbox accepted')
+
     # Live: a push while the page is open appears without a reload.
     status, _ = push(options, DEVICE, payload='{"aps":{"alert":{"title":"Inbox live","body":"two"}}}')
     assert status == 200, status
