@@ -6,7 +6,7 @@ import Testing
 /// Headless chromium against a real server: a push sent from the Send form arrives on the device (checked through
 /// the API) and its "copy as curl" text, run with bash, is accepted too; the Inbox lists a notification and a
 /// rejected push with its reason, a filter narrows it and new rows come live; Apps & devices creates a device;
-/// a Steering fault preset rejects the next push. dashboard_harness.py checks every request the page made
+/// a Steering fault preset rejects the next push, and the clock's controls are disabled with the reason. dashboard_harness.py checks every request the page made
 /// against the OpenAPI document, and that nothing was logged to the console.
 @Suite struct DashboardViewsBrowserTests {
     @Test func viewsWorkInABrowser() async throws {
@@ -14,7 +14,16 @@ import Testing
             let output = try await runBrowserScenarios("dashboard_views.py", on: server, timeout: 240)
             #expect(output.status == 0, "\(output.stdoutText)\(output)")
             let passed = output.stdoutText.split(separator: "\n").filter { $0.hasPrefix("ok ") }
-            #expect(passed.count == 4, "\(output.stdoutText)")
+            #expect(passed.count == 5, "\(output.stdoutText)")
+        }
+    }
+
+    /// With `clock.virtual` the Steering view freezes, advances and resets the clock (and the top bar follows).
+    @Test func steeringMovesAVirtualClock() async throws {
+        try await withServer(configure: { $0.clock.virtual = true }) { server in
+            let output = try await runBrowserScenarios("dashboard_views.py", on: server, arguments: ["--scenario", "steer_clock"])
+            #expect(output.status == 0, "\(output.stdoutText)\(output)")
+            #expect(output.stdoutText.contains("ok steer_clock"), "\(output.stdoutText)")
         }
     }
 }

@@ -183,14 +183,37 @@ def steer_fault_preset(browser, options):
     # The table follows the stream: the rule's counts move.
     browser.wait(lambda d: any(cell.text == '1' for cell in browser.all('.steer-table td[data-label="Applied"]')), 5,
                  'applied count 1')
-    # The clock is not virtual here: its buttons are disabled, with the reason.
-    assert browser.first('.steer-clock-reason').is_displayed()
     # Delete all (after the confirm step) and the next push is accepted again.
     browser.driver.execute_script('window.confirm = () => true')
     wait_text(browser, '.steer-heading button', 'Delete all').click()
     wait_text(browser, '.steer-table tbody', 'No fault rules')
     status, _ = push(options, DEVICE)
     assert status == 200, status
+
+
+def scenario_steer_clock(browser, options):
+    """A virtual clock is frozen, advanced and set back to real time from the page (the top bar follows);
+    a real one cannot be steered: the buttons are disabled and the page says why."""
+    _, clock = call(options, 'GET', '/api/v1/clock')
+    browser.open('#/steer')
+    wait_text(browser, '.steer-clock-state', ':')
+    button = lambda label: wait_text(browser, '.steer-side button', label)  # noqa: E731
+    if not clock['virtual']:
+        assert browser.first('.steer-clock-reason').is_displayed()
+        assert not button('Freeze').is_enabled() and not button('Advance').is_enabled()
+        return
+    button('Freeze').click()
+    wait_text(browser, '.steer-clock-state', 'Frozen')
+    wait_text(browser, '#clock', 'Frozen')
+    _, frozen = call(options, 'GET', '/api/v1/clock')
+    assert frozen['mode'] == 'frozen', frozen
+    set_value(browser, 'input[name="advanceSeconds"]', '90')
+    button('Advance').click()
+    browser.wait(lambda d: call(options, 'GET', '/api/v1/clock')[1]['nowMilliseconds'] == frozen['nowMilliseconds'] + 90000,
+                 5, 'advanced by 90 s')
+    button('Real time').click()
+    wait_text(browser, '.steer-clock-state', 'Real time')
+    assert call(options, 'GET', '/api/v1/clock')[1]['mode'] == 'real'
 
 
 if __name__ == '__main__':
