@@ -83,6 +83,20 @@ public final class RecentPushes: PushRecordSink {
         }
     }
 
+    /// The newest records that `selected` picks, newest first, at most `limit` (a scan of the ring).
+    public func newest(_ limit: Int, where selected: (PushRecord) -> Bool) -> [PushRecord] {
+        ring.withLock { ring in
+            var result: [PushRecord] = []
+            let count = ring.records.count
+            var index = (ring.next - 1 + count) % count
+            for _ in 0..<ring.stored where result.count < limit {
+                if let record = ring.records[index], selected(record) { result.append(record) }
+                index = (index - 1 + count) % count
+            }
+            return result
+        }
+    }
+
     /// The newest record with this apns-id, if it is still held.
     public func find(apnsID: String) -> PushRecord? {
         ring.withLock { ring in

@@ -1,4 +1,5 @@
 // APNs Sandbox — a NotificationFilter as an SQL WHERE clause with bound parameters.
+import Foundation
 import Sandbox
 
 /// A `WHERE` clause and the values for its `?` placeholders, in order.
@@ -35,12 +36,41 @@ struct SQLCondition: Sendable {
             terms.append("received_at >= ?")
             values.append(.integer(since))
         }
+        if let statuses = filter.statuses, !statuses.isEmpty {
+            terms.append("status IN (" + Array(repeating: "?", count: statuses.count).joined(separator: ", ") + ")")
+            values += statuses.map { .text($0.rawValue) }
+        }
+        if let until = filter.until {
+            terms.append("received_at < ?")
+            values.append(.integer(until))
+        }
+        if let search = filter.search {
+            let escaped = Self.escapeLike(search)
+            terms.append("(apns_id LIKE ? ESCAPE '\\' OR device_token LIKE ? ESCAPE '\\' OR topic LIKE ? ESCAPE '\\'"
+                + " OR bundle_id LIKE ? ESCAPE '\\' OR instr(search_text, ?) > 0)")
+            values += [.text(escaped + "%"), .text(escaped.lowercased() + "%"), .text("%" + escaped + "%"),
+                       .text("%" + escaped + "%"), .text(search.lowercased())]
+        }
+        if let pushTypes = filter.pushTypes, !pushTypes.isEmpty {
+            terms.append("push_type IN (" + Array(repeating: "?", count: pushTypes.count).joined(separator: ", ") + ")")
+            values += pushTypes.map { .text($0) }
+        }
+        if let outcomes = filter.outcomes, !outcomes.isEmpty {
+            terms.append("outcome IN (" + Array(repeating: "?", count: outcomes.count).joined(separator: ", ") + ")")
+            values += outcomes.map { .text($0.rawValue) }
+        }
         if let after = filter.after {
             terms.append("seq > ?")
             values.append(.integer(after))
         }
         self.sql = terms.isEmpty ? "" : " WHERE " + terms.joined(separator: " AND ")
         self.values = values
+    }
+
+    /// `text` with LIKE's wildcards (and the escape character) escaped by a backslash.
+    static func escapeLike(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_")
     }
 
     /// `status IN (?, …)` for the given statuses.

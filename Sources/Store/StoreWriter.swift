@@ -21,10 +21,12 @@ final class StoreWriter {
     /// receipt time) gets only the columns a transition changes, so SQLite leaves the indexes on the
     /// unchanged columns alone; otherwise nothing happens (no change) and the row is replaced (``removeReplacedSQL``).
     static let insertOrUpdateSQL = """
-        INSERT INTO notifications(apns_id, device_token, topic, bundle_id, status, received_at, updated_at, record)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        INSERT INTO notifications(apns_id, device_token, topic, bundle_id, status, received_at, updated_at, record,
+            push_type, outcome, search_text)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT(apns_id, device_token) DO UPDATE SET
-            status = excluded.status, updated_at = excluded.updated_at, record = excluded.record
+            status = excluded.status, updated_at = excluded.updated_at, record = excluded.record,
+            outcome = excluded.outcome, search_text = excluded.search_text
         WHERE topic = excluded.topic AND bundle_id = excluded.bundle_id AND received_at = excluded.received_at
         """
 
@@ -341,6 +343,9 @@ final class StoreWriter {
         try statement.bind(row.receivedAt, at: 6)
         try statement.bind(now, at: 7)
         try statement.bind(row.record, at: 8)
+        try statement.bind(row.pushType, at: 9)
+        try statement.bind(row.outcome, at: 10)
+        try statement.bind(row.searchText, at: 11)
         try statement.step()
         statement.resetForNextRow()
         return connection.changes > 0

@@ -13,8 +13,16 @@ struct EncodedRow: Sendable {
     let status: NotificationStatus
     let receivedAt: Int64
     let record: [UInt8]
+    /// The push type, the extension's outcome ("" when none) and the lower-cased searchable text.
+    let pushType: String
+    let outcome: String
+    let searchText: String
 
     init(_ record: NotificationRecord) {
+        pushType = record.pushType ?? ""
+        outcome = record.outcome?.rawValue ?? ""
+        let displayed = [record.displayed?.title, record.displayed?.subtitle, record.displayed?.body].compactMap { $0 }
+        searchText = (displayed + [record.payload]).joined(separator: "\n").lowercased()
         apnsID = record.apnsID
         deviceToken = record.deviceToken
         topic = record.topic

@@ -12,6 +12,17 @@ public struct NotificationFilter: Sendable, Equatable {
     /// Created after this cursor (``NotificationRepository/latestCursor()`` at some earlier moment): the
     /// records that are new since then, whatever their clocks say.
     public var after: Int64?
+    /// Received strictly before (wall-clock ms): the paging cursor going back in time.
+    public var until: Int64?
+    /// Any of these statuses (with more than one; a single one is ``status``).
+    public var statuses: [NotificationStatus]?
+    /// Free text (case-insensitive): an apns-id or device-token prefix, or text in the topic, the bundle
+    /// id, the displayed title, subtitle or body, or the payload.
+    public var search: String?
+    /// Any of these push types (`alert`, `background`, …, as recorded).
+    public var pushTypes: [String]?
+    /// Any of these extension outcomes.
+    public var outcomes: [DisplayOutcome]?
 
     public init(deviceToken: String? = nil, topic: String? = nil, bundleID: String? = nil,
                 status: NotificationStatus? = nil, since: Int64? = nil, after: Int64? = nil) {

@@ -1,11 +1,12 @@
 // APNs Sandbox — `/api/v1/notifications`: the inbox of every accepted push.
+import APNsProtocol
 import Foundation
 import HTTP
 import Sandbox
 
 /// Lists, reads, waits for and deletes notification records.
 ///
-/// - `GET /api/v1/notifications?device=&topic=&bundleId=&status=&since=&limit=&offset=`
+/// - `GET /api/v1/notifications?device=&topic=&bundleId=&status=a,b&pushType=&outcome=&since=&until=&q=&limit=&offset=`
 /// - `GET /api/v1/notifications/{apnsId}?wait=SECONDS`: with `wait`, answers when the record is final
 ///   (or at the timeout, with its current state).
 /// - `GET /api/v1/notifications/wait?count=N&timeout=SECONDS&…filters`: answers when N final records
@@ -72,12 +73,34 @@ struct NotificationRoutes: Sendable {
     func filter(from query: QueryParameters) throws -> NotificationFilter {
         // Tokens are stored in lower case; clients may write them in either.
         var filter = NotificationFilter(deviceToken: query["device"]?.lowercased(), topic: query["topic"], bundleID: query["bundleId"])
-        if let status = query["status"] {
+        let statuses = try query.list("status").map { status in
             guard let parsed = NotificationStatus(rawValue: status) else {
                 throw APIError(status: 400, code: "invalid_parameter", message: "status must be one of \(NotificationStatus.allCases.map(\.rawValue).joined(separator: ", "))")
             }
-            filter.status = parsed
+            return parsed
         }
+        if statuses.count == 1 { filter.status = statuses[0] } else if !statuses.isEmpty { filter.statuses = statuses }
+        if let until = query["until"] {
+            guard let value = Int64(until), value >= 0 else {
+                throw APIError(status: 400, code: "invalid_parameter", message: "until must be milliseconds since the epoch")
+            }
+            filter.until = value
+        }
+        filter.search = query["q"]
+        let pushTypes = try query.list("pushType").map { type in
+            guard PushType(rawValue: type) != nil else {
+                throw APIError(status: 400, code: "invalid_parameter", message: "pushType must be one of \(PushType.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return type
+        }
+        if !pushTypes.isEmpty { filter.pushTypes = pushTypes }
+        let outcomes = try query.list("outcome").map { outcome in
+            guard let parsed = DisplayOutcome(rawValue: outcome) else {
+                throw APIError(status: 400, code: "invalid_parameter", message: "outcome must be one of \(DisplayOutcome.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return parsed
+        }
+        if !outcomes.isEmpty { filter.outcomes = outcomes }
         if let since = query["since"] {
             guard let value = Int64(since), value >= 0 else {
                 throw APIError(status: 400, code: "invalid_parameter", message: "since must be milliseconds since the epoch")
@@ -108,7 +131,7 @@ struct NotificationRoutes: Sendable {
     func delete(_ query: QueryParameters) throws -> HTTPResponse {
         let filter = try filter(from: query)
         if filter == NotificationFilter() && query["all"] != "true" {
-            throw APIError(status: 400, code: "filter_required", message: "Give a filter (device, topic, bundleId, status, since) or all=true")
+            throw APIError(status: 400, code: "filter_required", message: "Give a filter (device, topic, bundleId, status, since, until, q, pushType, outcome) or all=true")
         }
         let deleted = try notifications.deleteNotifications(matching: filter)
         onDelete(deleted)
@@ -212,13 +235,15 @@ struct NotificationRoutes: Sendable {
         }
     }
 
-    /// Final records matching `filter` (all final statuses unless the filter names one).
+    /// Final records matching `filter` (all final statuses unless the filter names some).
     static func finalCount(_ notifications: any NotificationRepository, _ filter: NotificationFilter) -> Int {
         if let status = filter.status {
             return status.isFinal ? ((try? notifications.count(matching: filter)) ?? 0) : 0
         }
-        return finalStatuses.reduce(0) { total, status in
+        let wanted = filter.statuses.map { named in finalStatuses.filter(named.contains) } ?? finalStatuses
+        return wanted.reduce(0) { total, status in
             var specific = filter
+            specific.statuses = nil
             specific.status = status
             return total + ((try? notifications.count(matching: specific)) ?? 0)
         }

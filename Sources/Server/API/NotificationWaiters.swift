@@ -109,7 +109,12 @@ final class NotificationWaiters: Sendable {
         if let topic = filter.topic, topic != record.topic { return false }
         if let bundle = filter.bundleID, bundle != record.bundleID { return false }
         if let status = filter.status, status != record.status { return false }
+        if let statuses = filter.statuses, !statuses.contains(record.status) { return false }
         if let since = filter.since, record.receivedAt < since { return false }
+        if let until = filter.until, record.receivedAt >= until { return false }
+        if let types = filter.pushTypes, !types.contains(record.pushType ?? "") { return false }
+        if let outcomes = filter.outcomes, !outcomes.contains(where: { $0 == record.outcome }) { return false }
+        // `search` is not checked here (a hint only: the waiter's own condition counts in the store).
         return true
     }
 }

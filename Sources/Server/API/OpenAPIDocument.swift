@@ -211,7 +211,9 @@ enum OpenAPIDocument {
             "parameters": [
               { "$ref": "#/components/parameters/DeviceFilter" }, { "$ref": "#/components/parameters/TopicFilter" },
               { "$ref": "#/components/parameters/BundleFilter" }, { "$ref": "#/components/parameters/StatusFilter" },
-              { "$ref": "#/components/parameters/SinceFilter" }, { "$ref": "#/components/parameters/AfterFilter" }, { "$ref": "#/components/parameters/Limit" }, { "$ref": "#/components/parameters/Offset" }
+              { "$ref": "#/components/parameters/SinceFilter" }, { "$ref": "#/components/parameters/AfterFilter" },
+              { "$ref": "#/components/parameters/UntilFilter" }, { "$ref": "#/components/parameters/PushTypeFilter" },
+              { "$ref": "#/components/parameters/OutcomeFilter" }, { "$ref": "#/components/parameters/SearchFilter" }, { "$ref": "#/components/parameters/Limit" }, { "$ref": "#/components/parameters/Offset" }
             ],
             "responses": {
               "200": { "description": "Newest first", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/NotificationList" } } },
@@ -228,6 +230,8 @@ enum OpenAPIDocument {
               { "$ref": "#/components/parameters/DeviceFilter" }, { "$ref": "#/components/parameters/TopicFilter" },
               { "$ref": "#/components/parameters/BundleFilter" }, { "$ref": "#/components/parameters/StatusFilter" },
               { "$ref": "#/components/parameters/SinceFilter" }, { "$ref": "#/components/parameters/AfterFilter" },
+              { "$ref": "#/components/parameters/UntilFilter" }, { "$ref": "#/components/parameters/PushTypeFilter" },
+              { "$ref": "#/components/parameters/OutcomeFilter" }, { "$ref": "#/components/parameters/SearchFilter" },
               { "name": "all", "in": "query", "schema": { "type": "string", "enum": ["true"] }, "description": "Delete everything (required when no filter is given)" }
             ],
             "responses": {
@@ -244,6 +248,8 @@ enum OpenAPIDocument {
               { "$ref": "#/components/parameters/DeviceFilter" }, { "$ref": "#/components/parameters/TopicFilter" },
               { "$ref": "#/components/parameters/BundleFilter" }, { "$ref": "#/components/parameters/StatusFilter" },
               { "$ref": "#/components/parameters/SinceFilter" }, { "$ref": "#/components/parameters/AfterFilter" },
+              { "$ref": "#/components/parameters/UntilFilter" }, { "$ref": "#/components/parameters/PushTypeFilter" },
+              { "$ref": "#/components/parameters/OutcomeFilter" }, { "$ref": "#/components/parameters/SearchFilter" },
               { "name": "count", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": 100000 } },
               { "name": "timeout", "in": "query", "schema": { "type": "number", "minimum": 0, "maximum": 300 } }
             ],
@@ -370,7 +376,14 @@ enum OpenAPIDocument {
           "get": {
             "operationId": "listPushes",
             "description": "Every push the provider endpoint received (accepted or rejected), newest first, from memory.",
-            "parameters": [ { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": 10000 } } ],
+            "parameters": [ { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": 10000 } },
+              { "name": "device", "in": "query", "description": "Device token or a prefix of it (case-insensitive)", "schema": { "type": "string" } },
+              { "name": "topic", "in": "query", "schema": { "type": "string" } },
+              { "name": "pushType", "in": "query", "description": "Several comma-separated (any of them)", "style": "form", "explode": false, "schema": { "type": "array", "items": { "$ref": "#/components/schemas/PushTypeName" } } },
+              { "name": "status", "in": "query", "description": "accepted, rejected, or an HTTP status (0: dropped by a fault is neither); several comma-separated (any of them)", "style": "form", "explode": false, "schema": { "type": "array", "items": { "type": "string", "pattern": "^(accepted|rejected|[1-5][0-9][0-9])$" } } },
+              { "name": "reason", "in": "query", "description": "The APNs reason of a rejection; several comma-separated (any of them)", "style": "form", "explode": false, "schema": { "type": "array", "items": { "type": "string", "enum": ["BadCollapseId", "BadDeviceToken", "BadExpirationDate", "BadMessageId", "BadPriority", "BadTopic", "DeviceTokenNotForTopic", "DuplicateHeaders", "IdleTimeout", "InvalidPushType", "MissingDeviceToken", "MissingTopic", "PayloadEmpty", "TopicDisallowed", "BadPayload", "BadCertificate", "BadCertificateEnvironment", "ExpiredProviderToken", "Forbidden", "InvalidProviderToken", "MissingProviderToken", "UnrelatedKeyIdInToken", "BadEnvironmentKeyIdInToken", "BadEnvironmentKeyInToken", "BadPath", "MethodNotAllowed", "ExpiredToken", "Unregistered", "PayloadTooLarge", "TooManyProviderTokenUpdates", "TooManyRequests", "InternalServerError", "ServiceUnavailable", "Shutdown"] } } },
+              { "$ref": "#/components/parameters/SinceFilter" }, { "$ref": "#/components/parameters/UntilFilter" },
+              { "name": "q", "in": "query", "description": "Free text, case-insensitive: an apns-id or device-token prefix, or text in the topic", "schema": { "type": "string" } } ],
             "responses": {
               "200": { "description": "Push log", "content": { "application/json": { "schema": { "type": "object", "required": ["accepted", "rejected", "pushes"], "properties": {
                 "accepted": { "type": "integer" }, "rejected": { "type": "integer" }, "pushes": { "type": "array", "items": { "$ref": "#/components/schemas/PushLogEntry" } } } } } } },
@@ -406,7 +419,11 @@ enum OpenAPIDocument {
           "DeviceFilter": { "name": "device", "in": "query", "schema": { "type": "string" } },
           "TopicFilter": { "name": "topic", "in": "query", "schema": { "type": "string" } },
           "BundleFilter": { "name": "bundleId", "in": "query", "schema": { "type": "string" } },
-          "StatusFilter": { "name": "status", "in": "query", "schema": { "$ref": "#/components/schemas/NotificationStatus" } },
+          "StatusFilter": { "name": "status", "in": "query", "description": "One status or several, comma-separated (any of them)", "style": "form", "explode": false, "schema": { "type": "array", "items": { "$ref": "#/components/schemas/NotificationStatus" } } },
+          "PushTypeFilter": { "name": "pushType", "in": "query", "description": "The push type as recorded (apns-push-type); several comma-separated (any of them)", "style": "form", "explode": false, "schema": { "type": "array", "items": { "$ref": "#/components/schemas/PushTypeName" } } },
+          "OutcomeFilter": { "name": "outcome", "in": "query", "description": "The extension outcome; several comma-separated (any of them)", "style": "form", "explode": false, "schema": { "type": "array", "items": { "type": "string", "enum": ["processed", "best-attempt", "original-timeout", "original-error", "original-crash", "original-no-alert", "direct"] } } },
+          "UntilFilter": { "name": "until", "in": "query", "description": "Received strictly before, in milliseconds since the epoch (the paging cursor back in time: pass the receivedAt of the last record of a page)", "schema": { "type": "integer", "minimum": 0, "maximum": 9223372036854775807 } },
+          "SearchFilter": { "name": "q", "in": "query", "description": "Free text, case-insensitive: an apns-id or device-token prefix, or text in the topic, the bundle id, the displayed title, subtitle or body, or the payload", "schema": { "type": "string" } },
           "WebhookID": { "name": "id", "in": "path", "required": true, "schema": { "type": "string" } },
           "SinceFilter": { "name": "since", "in": "query", "description": "Received at or after, in milliseconds since the epoch", "schema": { "type": "integer", "minimum": 0, "maximum": 9223372036854775807 } },
           "AfterFilter": { "name": "after", "in": "query", "description": "Only notifications created after this cursor (the cursor of an earlier listing or wait answer)", "schema": { "type": "integer", "minimum": 0, "maximum": 9223372036854775807 } }
@@ -545,6 +562,7 @@ enum OpenAPIDocument {
               "connectionId": { "type": "integer" }, "receivedAt": { "type": "integer" }, "payloadBytes": { "type": "integer" }
             }
           },
+          "PushTypeName": { "type": "string", "enum": ["alert", "background", "complication", "controls", "fileprovider", "liveactivity", "location", "mdm", "pushtotalk", "voip", "widgets"] },
           "NotificationStatus": { "type": "string", "enum": ["accepted", "stored", "delivering", "extension-running", "displayed", "delivered-silent", "expired", "discarded"] },
           "Device": {
             "type": "object",

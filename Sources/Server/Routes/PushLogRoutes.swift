@@ -2,7 +2,8 @@
 import HTTP
 import Sandbox
 
-/// `GET /api/v1/pushes?limit=N`: the newest push records (accepted and rejected), newest first.
+/// `GET /api/v1/pushes?limit=N&…filters`: the newest push records (accepted and rejected), newest first,
+/// from the bounded in-memory log (``RecentPushes``, 10 000 records by default); filters: ``PushLogFilter``.
 enum PushLogRoutes {
     struct Entry: Encodable {
         var apnsId: String
@@ -30,19 +31,23 @@ enum PushLogRoutes {
 
     static func register(on router: inout Router, pushes: RecentPushes) {
         router.get("/api/v1/pushes") { request, _ in
-            .blocking { try listing(pushes, limit: QueryParameters(request.query).integer("limit", default: 100, in: 1...10_000)) }
+            .blocking {
+                let query = QueryParameters(request.query)
+                return try listing(pushes, limit: query.integer("limit", default: 100, in: 1...10_000), filter: PushLogFilter(query))
+            }
         }
     }
 
     /// The newest `limit` pushes and the counts.
-    static func listing(_ pushes: RecentPushes, limit: Int) -> HTTPResponse {
+    static func listing(_ pushes: RecentPushes, limit: Int, filter: PushLogFilter = PushLogFilter()) -> HTTPResponse {
         let counts = pushes.counts
-        let entries = pushes.newest(limit).map { record in
+        let records = filter.isEmpty ? pushes.newest(limit) : pushes.newest(limit, where: filter.matches)
+        let entries = records.map { record in
             Entry(
                 apnsId: record.apnsID, uniqueId: record.uniqueID, deviceToken: record.deviceToken, topic: record.topic,
                 bundleId: record.bundleID, pushType: record.pushType?.rawValue, priority: record.priority,
                 environment: record.environment.rawValue,
-                status: record.rejection?.status ?? (record.fault?.dropsPush == true ? 0 : 200),
+                status: PushLogFilter.status(of: record),
                 reason: record.rejection?.reason.rawValue, authentication: describe(record.authentication),
                 connectionId: record.connectionID, receivedAt: record.receivedAt, payloadBytes: record.payload.count,
                 fault: record.fault.map(AppliedFaultDTO.init))
