@@ -149,11 +149,11 @@ def scenario_inbox_lists_filters_and_goes_live(browser, options):
     assert not browser.all('.inbox-row.rejected')
     assert Select(browser.first('select[name="show"]')).first_selected_option.get_attribute('value') == 'notifications'
 
-    # The device filter goes to both queries (a token prefix): another device's inbox is empty.
-    set_value(browser, 'input[name="device"]', OTHER[:8])
+    # The device filter goes to both queries: another device's inbox is empty.
+    set_value(browser, 'input[name="device"]', OTHER)
     wait_text(browser, '.inbox-table tbody', 'Nothing matches', timeout=5)
-    assert f'device={OTHER[:8]}' in browser.driver.execute_script('return location.hash')
-    set_value(browser, 'input[name="device"]', DEVICE[:8])
+    assert f'device={OTHER}' in browser.driver.execute_script('return location.hash')
+    set_value(browser, 'input[name="device"]', DEVICE)
     wait_text(browser, '.inbox-row.notification', 'Inbox accepted')
 
     # Live: a push while the page is open appears without a reload.

@@ -42,11 +42,16 @@ export default {
     let controller = null;
 
     // ---- filter controls ----
+    const deviceList = h('datalist', { id: 'inbox-devices' });
+    context.api('GET', '/api/v1/devices?limit=500').then((answer) => {
+      replace(deviceList, (answer.devices || []).map((device) => h('option', { value: device.token })));
+    }, () => {});
     const control = {
       q: h('input', { type: 'search', name: 'q', value: filters.q, placeholder: 'title, body, token, apns-id…' }),
       show: h('select', { name: 'show' }, [['', 'Notifications and rejected pushes'], ['notifications', 'Notifications only'],
         ['rejected', 'Rejected pushes only']].map(([value, label]) => h('option', { value, selected: filters.show === value }, label))),
-      device: h('input', { name: 'device', class: 'mono', value: filters.device, spellcheck: 'false', placeholder: 'token' }),
+      device: h('input', { name: 'device', class: 'mono', value: filters.device, spellcheck: 'false', placeholder: 'token',
+        list: 'inbox-devices', autocomplete: 'off' }),
       topic: h('input', { name: 'topic', value: filters.topic, spellcheck: 'false' }),
       pushType: h('select', { name: 'pushType' }, h('option', { value: '' }, 'any'),
         PUSH_TYPES.map((type) => h('option', { value: type, selected: filters.pushType === type }, type))),
@@ -58,7 +63,7 @@ export default {
       until: h('input', { type: 'datetime-local', name: 'until', value: toLocalInput(filters.until) }),
     };
     const form = h('form', { class: 'inbox-filters', role: 'search', 'aria-label': 'Filter the inbox' },
-      field('Search', control.q), field('Show', control.show), field('Device', control.device), field('Topic', control.topic),
+      field('Search', control.q), field('Show', control.show), field('Device', control.device, 'Its whole token'), deviceList, field('Topic', control.topic),
       field('Push type', control.pushType), field('Status', control.status, 'Of notifications'),
       field('Outcome', control.outcome), field('Reason', control.reason, 'Of rejected pushes'),
       field('Received after', control.since), field('Received before', control.until),
