@@ -143,13 +143,33 @@ public final class DeviceRegistry: Sendable {
                 autoRegisterHandler.withLock { $0 }?.call(newDevice)
                 return .success(newDevice)
             }
-            guard device.environment == environment else { return .failure(APNsError(.badDeviceToken)) }
-            guard let installed = device.apps[bundleID] else { return .failure(APNsError(.deviceTokenNotForTopic)) }
-            if let uninstalledAt = installed.uninstalledAt, uninstalledAt <= now {
-                return .failure(APNsError(.unregistered, timestamp: uninstalledAt))
-            }
-            return .success(device)
+            return Self.admit(device, environment: environment, bundleID: bundleID, now: now)
         }
+    }
+
+    /// ``resolve(token:environment:bundleID:now:)`` without its side effect: an unknown token is not
+    /// registered. `nil` on success: an unknown token that would be auto-registered.
+    public func check(
+        token: DeviceToken, environment: APNsEnvironment, bundleID: String, now: Int64
+    ) -> Result<Device?, APNsError> {
+        shard(for: token).devices.withLock { devices in
+            guard let device = devices[token] else {
+                return unknownTokenPolicy == .autoRegister ? .success(nil) : .failure(APNsError(.badDeviceToken))
+            }
+            return Self.admit(device, environment: environment, bundleID: bundleID, now: now).map { Optional($0) }
+        }
+    }
+
+    /// The rules for a known device (environment, app installed, not uninstalled).
+    private static func admit(
+        _ device: Device, environment: APNsEnvironment, bundleID: String, now: Int64
+    ) -> Result<Device, APNsError> {
+        guard device.environment == environment else { return .failure(APNsError(.badDeviceToken)) }
+        guard let installed = device.apps[bundleID] else { return .failure(APNsError(.deviceTokenNotForTopic)) }
+        if let uninstalledAt = installed.uninstalledAt, uninstalledAt <= now {
+            return .failure(APNsError(.unregistered, timestamp: uninstalledAt))
+        }
+        return .success(device)
     }
 }
 

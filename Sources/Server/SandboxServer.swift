@@ -201,6 +201,8 @@ public final class SandboxServer: Sendable {
         HealthRoutes.register(on: &router, state: state, caCertificatePEM: Array(caPEM))
         PushLogRoutes.register(on: &router, pushes: pushes)
         CredentialRoutes.register(on: &router, dataDirectory: dataDirectory)
+        ProviderTokenRoutes(configuration: configuration, clock: clock).register(on: &router)
+        PushValidationRoutes(registry: registry, settings: configuration.apns, clock: clock).register(on: &router)
         // The API's blocking handlers and the long-polls' first reads share one worker pool (threads start on
         // first use; the HTTP pipeline's stop ends them).
         var options = Self.httpOptions(from: configuration)

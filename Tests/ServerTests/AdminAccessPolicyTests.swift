@@ -69,6 +69,23 @@ import Testing
         }
     }
 
+    /// A page's own fetch (`Sec-Fetch-Dest: empty`, the dashboard's) is offered only the Bearer challenge, so the
+    /// browser does not hold it behind its password prompt; a browser opening the URL still gets Basic too. The
+    /// dashboard's files are public, as pages, never as a state change; the provider prefix stays the provider's.
+    @Test func pagesFetchesGetOnlyTheBearerChallengeAndTheDashboardIsPublic() {
+        let policy = Self.policy(requiresToken: true)
+        for (dest, challenges) in [("empty", ["Bearer"]), ("document", ["Basic", "Bearer"])] {
+            let decision = policy.decide(Self.request("GET", "/api/v1/devices", headers: [("sec-fetch-dest", dest)]))
+            guard case .answer(let response) = decision else { Issue.record("\(dest) passed"); continue }
+            #expect(response.status == 401)
+            #expect(response.headers.values(for: "www-authenticate").map { String($0.prefix { $0 != " " }) } == challenges, "\(dest)")
+        }
+        #expect(Self.status(policy.decide(Self.request("GET", "/"))) == 0)
+        #expect(Self.status(policy.decide(Self.request("GET", "/dashboard/app.js"))) == 0)
+        #expect(Self.status(policy.decide(Self.request("POST", "/dashboard/app.js"))) == 401)
+        #expect(Self.status(policy.decide(Self.request("GET", "/dashboards"))) == 401)
+    }
+
     /// Without a token (loopback only), only loopback names, address literals and configured names are
     /// answered: a DNS-rebinding page's own host name is refused.
     @Test func hostNamesOfOtherSitesAreRefusedWithoutAToken() {

@@ -45,6 +45,17 @@ extension OpenAPIDocument {
             "required": ["ruleId", "action", "detail"],
             "properties": { "ruleId": { "type": "string" }, "name": { "type": "string" }, "action": { "type": "string" }, "detail": { "type": "string" } }
           },
+          "FaultAppliedEventData": {
+            "type": "object",
+            "description": "fault.applied: the rule and what it did, with the push's facts (docs/faults.md).",
+            "required": ["ruleId", "action", "detail", "apnsId", "deviceToken", "environment", "connectionId", "receivedAt", "outcome"],
+            "properties": {
+              "ruleId": { "type": "string" }, "name": { "type": "string" }, "action": { "type": "string" }, "detail": { "type": "string" },
+              "apnsId": { "type": "string" }, "deviceToken": { "type": "string" }, "topic": { "type": "string" }, "pushType": { "type": "string" },
+              "environment": { "type": "string", "enum": ["development", "production"] }, "connectionId": { "type": "integer" },
+              "receivedAt": { "type": "integer" },
+              "outcome": { "type": "string", "enum": ["rejected", "accepted", "dropped"], "description": "dropped: no answer, nothing stored" } }
+          },
           "FaultMatch": {
             "type": "object", "additionalProperties": false,
             "description": "Every field given must hold; none given: every push.",

@@ -17,7 +17,7 @@ enum OpenAPIDocument {
     }
 
     /// The fragments merged into `base`, in this order.
-    static let fragments: [String] = [faults, clock, steering]
+    static let fragments: [String] = [faults, clock, steering, dashboard]
 
     /// The whole document (keys sorted).
     static let json: String = merged(base: base, fragments: fragments)
@@ -444,6 +444,7 @@ enum OpenAPIDocument {
               "data": { "oneOf": [
                 { "$ref": "#/components/schemas/NotificationEventData" }, { "$ref": "#/components/schemas/PushRejectedEventData" },
                 { "$ref": "#/components/schemas/DeviceUpdatedEventData" }, { "$ref": "#/components/schemas/WebhookTestEventData" },
+                { "$ref": "#/components/schemas/FaultAppliedEventData" },
                 { "$ref": "#/components/schemas/ClockChangedEventData" },
                 { "$ref": "#/components/schemas/SandboxResetEventData" } ] }
             }

@@ -177,10 +177,10 @@ struct ProviderAuthenticator: Sendable {
             if raise && settings.streamsBeforeAuthentication > 0 { session.setMaxConcurrentStreams(UInt32.max) }
         }
         // Topic rules.
-        guard let topic = headers.topic else { return .failure(APNsError(.missingTopic)) }
+        let topic: String
         let bundleID: String
-        switch PushRequestValidator.bundleID(topic: topic, pushType: headers.pushType, priority: headers.priority) {
-        case .success(let bundle): bundleID = bundle
+        switch PushChecks.topic(headers) {
+        case .success(let checked): (topic, bundleID) = checked
         case .failure(let error): return .failure(error)
         }
         if let app = registry.app(bundleID: bundleID) {

@@ -166,15 +166,10 @@ final class ProviderEndpoint: Sendable {
         record.deviceToken = token.hex
         if headersTooLarge { return reject(APNsError(.payloadTooLarge)) }
 
-        var headers: PushHeaders
-        switch PushRequestValidator.headers(headerList) {
+        let headers: PushHeaders
+        switch PushChecks.headers(headerList) {
         case .success(let parsed): headers = parsed
         case .failure(let error): return reject(error)
-        }
-        // APNs defaults the priority to 10, which background pushes may not use; clients that
-        // leave the header out of background pushes mean the only valid value, 5.
-        if headers.pushType == .background, !headerList.contains(where: { $0.name == "apns-priority" }) {
-            headers.priority = 5
         }
         // A generated apns-id is time-ordered: the store's apns-id index then grows at its end (a
         // random id costs a random index page per push, about half the store's writes).

@@ -1,0 +1,138 @@
+// APNs Sandbox — `POST /api/v1/pushes/validate`: the provider endpoint's verdict on a push, without sending it.
+import APNsProtocol
+import HTTP
+import Sandbox
+
+/// Runs the checks `POST /3/device/<token>` runs on a request, in its order, minus authentication and
+/// anything that changes state (no record, no event, no rate counting, no fault rules, no auto-registration):
+/// path and device token, headers (``PushChecks/headers(_:)``), the topic (``PushChecks/topic(_:)``, as on a
+/// token connection: `MissingTopic`), an unknown app without `apns.autoRegisterApps` (`TopicDisallowed`), the
+/// payload (``PushRequestValidator/payload(_:pushType:)``), then the device (``DeviceRegistry/check(token:environment:bundleID:now:)``:
+/// unknown-token policy, environment, `DeviceTokenNotForTopic`, `Unregistered`). Cheap: no I/O, one lock.
+struct PushValidationRoutes: Sendable {
+    struct Request: APIRequestBody {
+        static let fields = ["deviceToken", "headers", "payload", "environment"]
+        var deviceToken: String?
+        var headers: [String: String]?
+        var payload: String?
+        var environment: String?
+    }
+
+    struct Verdict: Encodable {
+        var valid: Bool
+        var status: Int
+        var reason: String?
+        var message: String
+        var pushType: String
+        var priority: Int
+        var payloadBytes: Int
+        var maxPayloadBytes: Int
+
+        enum CodingKeys: String, CodingKey {
+            case valid, status, reason, message, pushType, priority, payloadBytes, maxPayloadBytes
+        }
+
+        /// `reason` is `null` (not left out) when the push is valid.
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(valid, forKey: .valid)
+            try container.encode(status, forKey: .status)
+            if let reason { try container.encode(reason, forKey: .reason) } else { try container.encodeNil(forKey: .reason) }
+            try container.encode(message, forKey: .message)
+            try container.encode(pushType, forKey: .pushType)
+            try container.encode(priority, forKey: .priority)
+            try container.encode(payloadBytes, forKey: .payloadBytes)
+            try container.encode(maxPayloadBytes, forKey: .maxPayloadBytes)
+        }
+    }
+
+    let registry: DeviceRegistry
+    let settings: APNsSettings
+    let clock: any SandboxClock
+
+    func register(on router: inout Router) {
+        router.post("/api/v1/pushes/validate") { [self] request, _ in
+            .response(try .json(encoding: validate(body: request.body)))
+        }
+    }
+
+    func validate(body: [UInt8]) throws -> Verdict {
+        guard let request = try APIBody.decode(Request.self, from: body, allowEmpty: false) else {
+            throw APIError(status: 400, code: "invalid_json", message: "A JSON object is required")
+        }
+        guard let deviceToken = request.deviceToken else {
+            throw APIError(status: 400, code: "missing_field", message: "Field deviceToken is required")
+        }
+        guard let payload = request.payload else {
+            throw APIError(status: 400, code: "missing_field", message: "Field payload is required (the raw payload text)")
+        }
+        let environment = try request.environment.map(APIBody.environment) ?? settings.defaultEnvironment
+        let headerList = (request.headers ?? [:]).sorted { $0.key < $1.key }.map { (name: $0.key.lowercased(), value: $0.value) }
+        let bytes = Array(payload.utf8)
+        var verdict = Verdict(valid: true, status: 200, reason: nil, message: "APNs would accept this push",
+                              pushType: "alert", priority: 10, payloadBytes: bytes.count, maxPayloadBytes: PushType.alert.maxPayloadBytes)
+        if let error = firstFailure(deviceToken: deviceToken, headerList: headerList, payload: bytes,
+                                    environment: environment, verdict: &verdict) {
+            verdict.valid = false
+            verdict.status = error.status
+            verdict.reason = error.reason.rawValue
+            verdict.message = Self.message(error.reason)
+        }
+        return verdict
+    }
+
+    private func firstFailure(
+        deviceToken: String, headerList: [(name: String, value: String)], payload: [UInt8],
+        environment: APNsEnvironment, verdict: inout Verdict
+    ) -> APNsError? {
+        let token: DeviceToken
+        switch PushRequestValidator.deviceToken(method: "POST", path: "/3/device/\(deviceToken)"[...]) {
+        case .success(let parsed): token = parsed
+        case .failure(let error): return error
+        }
+        let headers: PushHeaders
+        switch PushChecks.headers(headerList) {
+        case .success(let parsed): headers = parsed
+        case .failure(let error): return error
+        }
+        verdict.pushType = (headers.pushType ?? .alert).rawValue
+        verdict.priority = headers.priority
+        verdict.maxPayloadBytes = (headers.pushType ?? .alert).maxPayloadBytes
+        let bundleID: String
+        switch PushChecks.topic(headers) {
+        case .success(let checked): bundleID = checked.bundleID
+        case .failure(let error): return error
+        }
+        if registry.app(bundleID: bundleID) == nil, !settings.autoRegisterApps { return APNsError(.topicDisallowed) }
+        if case .failure(let error) = PushRequestValidator.payload(payload, pushType: headers.pushType) { return error }
+        let now = clock.nowMilliseconds
+        if case .failure(let error) = registry.check(token: token, environment: environment, bundleID: bundleID, now: now) {
+            return error
+        }
+        return nil
+    }
+
+    /// Human words for a reason, for the form's hint under the field.
+    static func message(_ reason: APNsReason) -> String {
+        switch reason {
+        case .badDeviceToken: "The device token is not 32–400 hex digits, or no such device in this environment"
+        case .missingDeviceToken: "The device token is empty"
+        case .badPath: "The device token contains a /"
+        case .missingTopic: "apns-topic is required"
+        case .badTopic: "apns-topic does not fit the push type (e.g. .voip, .complication, .push-type.liveactivity)"
+        case .topicDisallowed: "The topic is not an app the sandbox knows (apns.autoRegisterApps is off)"
+        case .invalidPushType: "apns-push-type is not a push type APNs knows"
+        case .badPriority: "apns-priority must be 1, 5 or 10 (background: not 10; liveactivity: not 1)"
+        case .badExpirationDate: "apns-expiration must be a UNIX time in seconds"
+        case .badCollapseId: "apns-collapse-id is longer than 64 bytes"
+        case .badMessageId: "apns-id is not a UUID"
+        case .duplicateHeaders: "A header appears twice"
+        case .payloadEmpty: "The payload is empty"
+        case .payloadTooLarge: "The payload is over the push type's limit"
+        case .badPayload: "The payload is not a JSON object with an aps dictionary"
+        case .deviceTokenNotForTopic: "The app of this topic is not installed on the device"
+        case .unregistered: "The app was uninstalled from the device"
+        default: "APNs would answer \(reason.status) \(reason.rawValue)"
+        }
+    }
+}
