@@ -18,6 +18,18 @@ import Testing
         }
     }
 
+    /// With the admin token required: the page signs in, sends from the form, and its curl names the token only as
+    /// `$APNS_SANDBOX_ADMIN_TOKEN` (the test runs it with that variable set).
+    @Test func sendWorksWithTheAdminTokenRequired() async throws {
+        let token = "dashboard-views-admin-token-0123456789"
+        try await withServer(configure: { $0.admin.authentication = .required; $0.admin.token = token }) { server in
+            let output = try await runBrowserScenarios("dashboard_views.py", on: server,
+                                                       arguments: ["--admin-token", token, "--scenario", "send_from_the_form"])
+            #expect(output.status == 0, "\(output.stdoutText)\(output)")
+            #expect(output.stdoutText.contains("ok send_from_the_form"), "\(output.stdoutText)")
+        }
+    }
+
     /// With `clock.virtual` the Steering view freezes, advances and resets the clock (and the top bar follows).
     @Test func steeringMovesAVirtualClock() async throws {
         try await withServer(configure: { $0.clock.virtual = true }) { server in

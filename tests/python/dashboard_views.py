@@ -14,6 +14,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dashboard_harness import main  # noqa: E402
 from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import Select  # noqa: E402
 
 DEVICE = 'c0' * 32
@@ -66,6 +67,19 @@ def wait_text(browser, selector, text, timeout=10):
     return browser.wait(found, timeout, f'no {selector} containing {text!r}')
 
 
+def open_view(browser, options, route):
+    """Loads the dashboard at `route`, signing in first when the sandbox asks for its admin token."""
+    if getattr(browser, 'signed_in', False) or not options.admin_token:
+        browser.open(route)
+        return
+    browser.driver.get(f'{browser.base}/{route}')
+    browser.wait(lambda d: browser.first('#login[open]'), 10, 'the sign-in dialog')
+    browser.first('#login-token').send_keys(options.admin_token, Keys.ENTER)
+    browser.wait(lambda d: not browser.first('#login[open]'), 10, 'the dialog to close')
+    browser.signed_in = True
+    browser.open(route)
+
+
 def set_value(browser, selector, text):
     element = browser.wait_css(selector)
     element.clear()
@@ -74,7 +88,7 @@ def set_value(browser, selector, text):
 
 
 def scenario_manage_creates_a_device(browser, options):
-    browser.open('#/manage')
+    open_view(browser, options, '#/manage')
     browser.wait_css('.manage-new-device')
     set_value(browser, '.manage-new-device input[name="token"]', OTHER)
     set_value(browser, '.manage-new-device input[name="apps"]', options.topic)
@@ -92,7 +106,7 @@ def scenario_manage_creates_a_device(browser, options):
 
 def scenario_send_from_the_form(browser, options):
     ensure_device(options, DEVICE)
-    browser.open(f'#/send?device={DEVICE}&topic={options.topic}')
+    open_view(browser, options, f'#/send?device={DEVICE}&topic={options.topic}')
     validation = wait_text(browser, '#send-validation', 'Valid')
     assert 'of 4096 bytes' in validation.text, validation.text
     # Validation as you type: a broken payload is marked invalid with the reason, a fixed one valid again.
@@ -118,7 +132,9 @@ def scenario_send_from_the_form(browser, options):
     # "Copy as curl": the text on the page, run as printed, is accepted too.
     command = browser.first('#send-curl').text
     assert options.admin_token is None or options.admin_token not in command
-    ran = subprocess.run(['bash', '-c', command], capture_output=True, text=True, timeout=30)
+    assert ('$APNS_SANDBOX_ADMIN_TOKEN' in command) == bool(options.admin_token) or 'provider-tokens' not in command, command
+    environment = dict(os.environ, APNS_SANDBOX_ADMIN_TOKEN=options.admin_token or '')
+    ran = subprocess.run(['bash', '-c', command], capture_output=True, text=True, timeout=30, env=environment)
     assert ran.returncode == 0, (command, ran.stdout, ran.stderr)
     assert ran.stdout.startswith('HTTP/2 200'), (command, ran.stdout, ran.stderr)
 
@@ -129,7 +145,7 @@ def scenario_inbox_lists_filters_and_goes_live(browser, options):
     assert status == 200, status
     status, answer = push(options, DEVICE, topic='com.example.not-installed')
     assert status == 400 and answer['reason'] == 'DeviceTokenNotForTopic', (status, answer)
-    browser.open('#/inbox')
+    open_view(browser, options, '#/inbox')
     wait_text(browser, '.inbox-row.notification', 'Inbox accepted')
     rejected = wait_text(browser, '.inbox-row.rejected', 'DeviceTokenNotForTopic')
     assert 'Rejected 400' in rejected.text, rejected.text
@@ -144,7 +160,7 @@ def scenario_inbox_lists_filters_and_goes_live(browser, options):
     browser.wait(lambda d: not browser.all('.inbox-row.notification'), 5, 'notifications filtered out')
     assert browser.all('.inbox-row.rejected')
     assert 'show=rejected' in browser.driver.execute_script('return location.hash')
-    browser.open('#/inbox?show=notifications')
+    open_view(browser, options, '#/inbox?show=notifications')
     wait_text(browser, '.inbox-row.notification', 'Inbox accepted')
     assert not browser.all('.inbox-row.rejected')
     assert Select(browser.first('select[name="show"]')).first_selected_option.get_attribute('value') == 'notifications'
@@ -171,7 +187,7 @@ def scenario_steer_fault_preset_rejects(browser, options):
 
 
 def steer_fault_preset(browser, options):
-    browser.open('#/steer')
+    open_view(browser, options, '#/steer')
     browser.wait_css('.steer-preset')
     Select(browser.first('select[name="preset"]')).select_by_value('outage')
     set_value(browser, 'input[name="presetValue"]', '120')
@@ -195,7 +211,7 @@ def scenario_steer_clock(browser, options):
     """A virtual clock is frozen, advanced and set back to real time from the page (the top bar follows);
     a real one cannot be steered: the buttons are disabled and the page says why."""
     _, clock = call(options, 'GET', '/api/v1/clock')
-    browser.open('#/steer')
+    open_view(browser, options, '#/steer')
     wait_text(browser, '.steer-clock-state', ':')
     button = lambda label: wait_text(browser, '.steer-side button', label)  # noqa: E731
     if not clock['virtual']:
