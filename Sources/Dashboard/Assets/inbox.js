@@ -199,11 +199,19 @@ export default {
     }
 
     // Live: reload the first page when something arrives (bursts coalesced), unless paging back in time.
-    const reloadSoon = debounce(() => { if (!filters.until && rows.length <= PAGE && !loading) load(false); }, 300);
+    // A throttle, not a debounce: under a steady stream (1,000 a second) the list still moves every 300 ms.
+    let reloadTimer = null;
+    function reloadSoon() {
+      if (reloadTimer) return;
+      reloadTimer = setTimeout(() => {
+        reloadTimer = null;
+        if (!filters.until && rows.length <= PAGE) { if (loading) reloadSoon(); else load(false); }
+      }, 300);
+    }
     await load(false);
     return {
       onEvent(event) { if (LIVE_TYPES.test(event.type)) reloadSoon(); },
-      unmount() { if (controller) controller.abort(); },
+      unmount() { clearTimeout(reloadTimer); if (controller) controller.abort(); },
     };
   },
 };
