@@ -217,6 +217,7 @@ import Testing
         check(WebhookConfiguration.self, root["webhooks"], "webhooks")
         check(AdminSettings.self, root["admin"], "admin")
         check(ClockSettings.self, root["clock"], "clock")
+        check(DashboardSettings.self, root["dashboard"], "dashboard")
         let team = (root["teams"] as? [[String: Any]])?.first
         check(TeamConfiguration.self, team, "teams[0]")
         check(TeamConfiguration.Key.self, (team?["keys"] as? [Any])?.first, "teams[0].keys[0]")
