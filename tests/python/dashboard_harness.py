@@ -24,7 +24,7 @@ import urllib.request
 from urllib.parse import urlsplit
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -70,7 +70,9 @@ class Browser:
     def wait(self, condition, timeout=10, message=''):
         """Waits until `condition(driver)` is truthy; returns its value."""
         try:
-            return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(condition)
+            # Live views redraw: an element read a moment ago may be gone; the next poll looks again.
+            return WebDriverWait(self.driver, timeout, poll_frequency=0.05,
+                                 ignored_exceptions=(StaleElementReferenceException,)).until(condition)
         except TimeoutException:
             raise AssertionError(f'timed out after {timeout} s: {message}') from None
 

@@ -197,7 +197,7 @@ def steer_fault_preset(browser, options):
     status, answer = push(options, DEVICE)
     assert status == 503 and answer['reason'] == 'ServiceUnavailable', (status, answer)
     # The table follows the stream: the rule's counts move.
-    browser.wait(lambda d: any(cell.text == '1' for cell in browser.all('.steer-table td[data-label="Applied"]')), 5,
+    browser.wait(lambda d: any(cell.text == '1' for cell in browser.all('.steer-table td[data-label="Applied"]')), 15,
                  'applied count 1')
     # Delete all (after the confirm step) and the next push is accepted again.
     browser.driver.execute_script('window.confirm = () => true')
