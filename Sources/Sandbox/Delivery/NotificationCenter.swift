@@ -63,7 +63,8 @@ public struct NotificationCenterView: Sendable, Codable, Equatable {
         }
         .sorted()
 
-        var rows: [DisplayedNotification] = []
+        var rows: [DisplayedNotification?] = []  // nil: replaced by a later one of the same identifier
+        var rowIndex: [String: Int] = [:]  // "bundleID NUL identifier" → its position in rows
         var badges: [String: Int] = [:]
         for item in shown {
             let record = item.record
@@ -80,12 +81,14 @@ public struct NotificationCenterView: Sendable, Codable, Equatable {
                 DisplayedContentBuilder.hasAlertText(content)
             else { continue }
             let identifier = record.collapseID ?? record.apnsID
-            rows.removeAll { $0.bundleID == record.bundleID && $0.identifier == identifier }
+            let key = record.bundleID + "\u{0}" + identifier
+            if let replaced = rowIndex[key] { rows[replaced] = nil }
+            rowIndex[key] = rows.count
             rows.append(DisplayedNotification(
                 apnsID: record.apnsID, bundleID: record.bundleID, identifier: identifier, content: content,
                 displayedAt: item.at))
         }
-        self.notifications = rows.reversed()
+        self.notifications = rows.compactMap { $0 }.reversed()
         self.badges = badges
     }
 
