@@ -119,6 +119,21 @@ class Browser:
         return bool(re.search(r'Failed to load resource: the server responded with a status of 4\d\d', message))
 
 
+def admin(options, method, path, body=None):
+    """An admin REST call from the test itself (not the page), for set-up and checks: the parsed JSON; raises on
+    an error answer."""
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(f'{options.base}{path}', data=data, method=method)
+    request.add_header('accept', 'application/json')
+    if data is not None:
+        request.add_header('content-type', 'application/json')
+    if options.admin_token:
+        request.add_header('authorization', f'Bearer {options.admin_token}')
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        text = answer.read()
+        return json.loads(text) if text else None
+
+
 def openapi_operations(base):
     """The (method, path regex) pairs of the sandbox's OpenAPI document."""
     with urllib.request.urlopen(f'{base}/api/v1/openapi.json', timeout=10) as answer:

@@ -17,11 +17,10 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dashboard_harness import main  # noqa: E402
+from dashboard_harness import admin, main  # noqa: E402
 
 STORE_SIZE = 10_000
 DEVICES = 4
@@ -74,20 +73,6 @@ probe.observer = new PerformanceObserver((list) => {
 });
 probe.observer.observe({ type: 'longtask' });
 """
-
-
-def admin(options, method, path, body=None):
-    """An admin REST call from the test itself (not the page): set-up and checks only."""
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(f'{options.base}{path}', data=data, method=method)
-    request.add_header('accept', 'application/json')
-    if data is not None:
-        request.add_header('content-type', 'application/json')
-    if options.admin_token:
-        request.add_header('authorization', f'Bearer {options.admin_token}')
-    with urllib.request.urlopen(request, timeout=10) as answer:
-        text = answer.read()
-        return json.loads(text) if text else None
 
 
 def new_device(options):
