@@ -211,6 +211,7 @@ final class FakeNotificationRepository: NotificationRepository {
             && (filter.topic.map { $0 == record.topic } ?? true)
             && (filter.bundleID.map { $0 == record.bundleID } ?? true)
             && (filter.status.map { $0 == record.status } ?? true)
+            && (filter.statuses.map { $0.contains(record.status) } ?? true)
             && (filter.since.map { record.receivedAt >= $0 } ?? true)
     }
 }

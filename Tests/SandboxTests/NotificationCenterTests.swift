@@ -55,6 +55,29 @@ import Testing
         #expect(center.badges.isEmpty)
     }
 
+    /// A limit keeps the newest notifications after collapse; `total` counts them all, and badges come from
+    /// every record, those beyond the limit included.
+    @Test func limitKeepsTheNewestAndCountsTheRest() throws {
+        let harness = DeliveryHarness()
+        harness.push(bundleID: "com.example.b", payload: #"{"aps":{"alert":"oldest","badge":4}}"#)
+        var bodies: [String] = []
+        for index in 0..<5 {
+            harness.clock.advance(byMilliseconds: 10)
+            harness.push(payload: #"{"aps":{"alert":"n\#(index)"}}"#, collapseID: index == 4 ? "c" : nil)
+            bodies.insert("n\(index)", at: 0)
+        }
+        harness.clock.advance(byMilliseconds: 10)
+        harness.push(payload: #"{"aps":{"alert":"n4 again"}}"#, collapseID: "c")  // replaces n4
+        bodies[0] = "n4 again"
+        let all = try harness.engine.notificationCenter(token: DeliveryHarness.token)
+        #expect(all.total == 6 && all.notifications.map(\.content.body) == bodies + ["oldest"])
+        let newest = try harness.engine.notificationCenter(token: DeliveryHarness.token, limit: 2)
+        #expect(newest.notifications.map(\.content.body) == ["n4 again", "n3"])
+        #expect(newest.total == 6)
+        #expect(newest.badges == ["com.example.b": 4])
+        #expect(try harness.engine.notificationCenter(token: DeliveryHarness.token, limit: 0).notifications.isEmpty)
+    }
+
     /// The view round-trips through JSON.
     @Test func viewIsCodable() throws {
         let harness = DeliveryHarness()

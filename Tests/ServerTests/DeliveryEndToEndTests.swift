@@ -148,6 +148,35 @@ import Testing
         }
     }
 
+    /// `limit` bounds the Notification Center to its newest notifications and `total` counts them all; a bad
+    /// limit is a 400 that names it.
+    @Test func notificationCenterLimit() async throws {
+        try await withServer { server in
+            let device = String(repeating: "ce", count: 32)
+            _ = try await getJSON("\(server.httpBase)/api/v1/devices", method: "POST",
+                                  body: #"{"token":"\#(device)","apps":["\#(testTopic)"]}"#)
+            var pushed: [String] = []
+            for index in 0..<3 {
+                let (_, apnsID) = try await push(server, device: device, payload: #"{"aps":{"alert":"n\#(index)","badge":\#(index + 1)}}"#)
+                #expect(try await getJSON("\(server.httpBase)/api/v1/notifications/\(apnsID)?wait=5")["status"] as? String == "displayed")
+                pushed.insert(apnsID, at: 0)
+                try await Task.sleep(nanoseconds: 2_000_000)  // distinct display times
+            }
+            let base = "\(server.httpBase)/api/v1/devices/\(device)/notification-center"
+            let all = try await getJSON(base)
+            #expect((all["notifications"] as? [[String: Any]])?.compactMap { $0["apnsId"] as? String } == pushed)
+            #expect(all["total"] as? Int == 3)
+            let newest = try await getJSON(base + "?limit=2")
+            #expect((newest["notifications"] as? [[String: Any]])?.compactMap { $0["apnsId"] as? String } == Array(pushed.prefix(2)))
+            #expect(newest["total"] as? Int == 3)
+            #expect(newest["badges"] as? [String: Int] == [testTopic: 3])
+            for bad in ["0", "ten", "10001"] {
+                let answer = try await curl(["-s", "-w", "\n%{http_code}", base + "?limit=" + bad])
+                #expect(answer.stdoutText.hasSuffix("\n400") && answer.stdoutText.contains("limit"), "\(bad): \(answer.stdoutText)")
+            }
+        }
+    }
+
     /// Offline: pushes are stored (only the newest per app survives); online: it is displayed.
     @Test func offlineDeviceGetsStoredPushWhenOnline() async throws {
         try await withServer { server in

@@ -25,8 +25,8 @@ from dashboard_harness import admin, main  # noqa: E402
 STORE_SIZE = 10_000
 DEVICES = 4
 LOADS = 3
-BUDGET_MS = 300        # the target: reported, met by the Inbox on a quiet machine, not yet by Devices
-GUARD_MS = 3000        # asserted: the suite runs in parallel on 2 cores; catches a return of the O(n²) center
+BUDGET_MS = 300        # the target: reported (scripts/bench-dashboard measures it on the release build)
+GUARD_MS = 1500        # asserted: the suite's debug server on 2 shared cores varies too much for 300 ms
 LIVE_RATE = 1000       # pushes a second
 LIVE_SECONDS = 5
 MAX_FRAME_GAP_MS = 1000
@@ -138,8 +138,8 @@ def fill_store(options):
     print(f'# filled {STORE_SIZE} notifications on {DEVICES} devices in {time.monotonic() - started:.1f} s: '
           + ' | '.join(summary), flush=True)
     began = time.monotonic()
-    center = admin(options, 'GET', f'/api/v1/devices/{tokens[0]}/notification-center')
-    print(f'# GET notification-center of one device ({len(center["notifications"])} notifications) took '
+    center = admin(options, 'GET', f'/api/v1/devices/{tokens[0]}/notification-center?limit=200')
+    print(f'# GET notification-center?limit=200 of one device ({center["total"]} notifications) took '
           f'{(time.monotonic() - began) * 1000:.0f} ms outside the browser', flush=True)
     return tokens[0]
 
@@ -160,6 +160,14 @@ def measure_first_render(browser, options, route, view):
 def scenario_first_render_devices_with_10k(browser, options):
     measure_first_render(browser, options, '#/devices', 'devices')
     assert len(browser.all('.phone-card')) >= DEVICES and browser.all('.phone-card .bubble')
+    # Each lock screen fetched only its newest notifications and says how many it left out.
+    for card in browser.all('.phone-card'):
+        token = card.get_attribute('data-token')
+        center = admin(options, 'GET', f'/api/v1/devices/{token}/notification-center?limit=1')
+        drawn = len(card.find_elements('css selector', '.bubble'))
+        if center['total'] > drawn:
+            note = card.find_element('css selector', '.phone-notifications > p.phone-empty').text
+            assert note.startswith(f'{center["total"] - drawn} older not drawn here'), (note, center['total'], drawn)
 
 
 def scenario_first_render_inbox_with_10k(browser, options):

@@ -6,6 +6,8 @@ import { h, replace, clockTime, ago, shortToken, pulse, debounce, errorBox, toas
 const LOCALES = ['en_US', 'en_GB', 'fr_FR', 'de_DE', 'es_ES', 'it_IT', 'ja_JP', 'zh_CN', 'pt_BR', 'ar_SA'];
 /** Groups drawn per lock screen (a phone shows the newest; the inbox has every one). */
 const MAX_GROUPS = 40;
+/** The newest notifications a lock screen fetches and keeps (the center's `total` counts the rest). */
+const CENTER_LIMIT = 200;
 const NOTIFICATION_EVENTS = new Set(['notification.displayed', 'notification.stored', 'notification.expired',
   'notification.discarded', 'notification.delivered-silent']);
 
@@ -182,9 +184,7 @@ export default {
                 ontoggle: (event) => { if (event.target.open) phone.openStacks.add(stackKey(first)); else phone.openStacks.delete(stackKey(first)); } },
                 h('summary', {}, `${rest.length} more in this thread`), ...rest.map((n) => bubble(n))) : null);
             return stack;
-          }), all.length > MAX_GROUPS
-            ? h('p', { class: 'phone-empty' }, `${all.length - MAX_GROUPS} older not drawn here; see the `, h('a', { href: `#/inbox${query({ device: token })}` }, 'Inbox'))
-            : null);
+          }), older(center, shown));
           if (phone.known) {
             for (const element of list.querySelectorAll('.bubble')) {
               const n = notifications.find((x) => x.apnsId === element.dataset.apnsId);
@@ -202,6 +202,15 @@ export default {
         if (fresh.length) announce(`${fresh.length} new notification${fresh.length === 1 ? '' : 's'} on ${shortToken(token)}.`);
       }
 
+      /** "N older not drawn here" when the groups drawn leave notifications out, else null. */
+      function older(center, shown) {
+        const drawn = shown.reduce((sum, group) => sum + group.length, 0);
+        const total = typeof center.total === 'number' ? center.total : center.notifications.length;
+        if (total <= drawn) return null;
+        return h('p', { class: 'phone-empty' }, `${total - drawn} older not drawn here; see the `,
+          h('a', { href: `#/inbox${query({ device: token })}` }, 'Inbox'));
+      }
+
       async function drawStored() {
         if (phone.device.online) { stored.hidden = true; return; }
         try {
@@ -216,7 +225,7 @@ export default {
         try {
           if (withDevice) phone.device = await context.api('GET', `/api/v1/devices/${encodeURIComponent(token)}`);
           drawDevice();
-          const center = await context.api('GET', `/api/v1/devices/${encodeURIComponent(token)}/notification-center`);
+          const center = await context.api('GET', `/api/v1/devices/${encodeURIComponent(token)}/notification-center${query({ limit: CENTER_LIMIT })}`);
           if (unmounted) return;
           drawCenter(center);
           await drawStored();
@@ -246,7 +255,9 @@ export default {
             notifications = [entry, ...notifications.filter((n) => n.identifier !== identifier || n.bundleId !== entry.bundleId)];
             if (typeof item.displayed.badge === 'number') badges[entry.bundleId] = item.displayed.badge;
           }
-          drawCenter({ ...phone.center, notifications: notifications.slice(0, 200), badges });
+          const before = (phone.center.notifications || []).length;
+          const total = (phone.center.total || before) + notifications.length - before;
+          drawCenter({ ...phone.center, notifications: notifications.slice(0, CENTER_LIMIT), total, badges });
         }, 16);
       };
       phone.refresh = throttle((withDevice) => phone.load(withDevice), 100);

@@ -137,12 +137,14 @@ public final class DeliveryEngine: Sendable {
         perform(actions, on: slot)
     }
 
-    /// What the device's user sees now, from the committed records (see ``NotificationCenterView``).
-    public func notificationCenter(token: String) throws -> NotificationCenterView {
+    /// What the device's user sees now, from the committed records (see ``NotificationCenterView``): at most
+    /// `limit` notifications, the newest, when given.
+    public func notificationCenter(token: String, limit: Int? = nil) throws -> NotificationCenterView {
         let device = try devices.device(token: token)
-        let records = try notifications.notifications(
-            matching: NotificationFilter(deviceToken: token), limit: Int.max, offset: 0)
-        return NotificationCenterView(records: records, device: device)
+        var filter = NotificationFilter(deviceToken: token)
+        filter.statuses = NotificationCenterView.statuses
+        let records = try notifications.notifications(matching: filter, limit: Int.max, offset: 0)
+        return NotificationCenterView(records: records, device: device, limit: limit)
     }
 
     /// After a restart: every record whose status is not final resumes. Stored ones are re-queued with

@@ -34,15 +34,21 @@ public struct DisplayedNotification: Sendable, Codable, Equatable {
 /// - **Uninstalled apps:** notifications of an app the device record shows as uninstalled, or displayed before
 ///   the app's `installedAt`, are gone, and so is their badge.
 public struct NotificationCenterView: Sendable, Codable, Equatable {
-    /// Newest first.
+    /// Newest first; the newest `limit` when the view was built with one.
     public var notifications: [DisplayedNotification]
+    /// How many notifications the device lists, `notifications` and the older ones a limit left out.
+    public var total: Int
     /// Bundle ID → badge; apps without a badge are absent.
     public var badges: [String: Int]
 
-    public init(notifications: [DisplayedNotification] = [], badges: [String: Int] = [:]) {
+    public init(notifications: [DisplayedNotification] = [], total: Int? = nil, badges: [String: Int] = [:]) {
         self.notifications = notifications
+        self.total = total ?? notifications.count
         self.badges = badges
     }
+
+    /// The records ``init(records:device:limit:)`` reads; the others do not change what the device shows.
+    public static let statuses: [NotificationStatus] = [.displayed, .deliveredSilent]
 
     /// The view a device shows after `records` (statuses other than `displayed` and `delivered-silent` are
     /// ignored).
@@ -50,24 +56,29 @@ public struct NotificationCenterView: Sendable, Codable, Equatable {
     ///   - records: The device's records, newest first as the repository lists them (the order only breaks
     ///     ties between records shown at the same instant and received at the same millisecond).
     ///   - device: The device, for installed apps; nil shows every app.
-    public init(records: [NotificationRecord], device: DeviceRecord?) {
+    ///   - limit: At most this many notifications, the newest (``total`` counts them all); nil lists all.
+    ///     Badges always reflect every record.
+    public init(records: [NotificationRecord], device: DeviceRecord?, limit: Int? = nil) {
         let apps = Dictionary((device?.apps ?? []).map { ($0.bundleID, $0) }, uniquingKeysWith: { _, last in last })
-        let shown = records.enumerated().compactMap { offset, record -> (Shown)? in
+        // Sorts small keys, not the records: moving a record is a copy of a large struct.
+        let shown = records.indices.compactMap { offset -> Shown? in
+            let record = records[offset]
             guard record.status == .displayed || record.status == .deliveredSilent,
                 let step = record.timeline.last(where: { $0.step == record.status.rawValue })
             else { return nil }
             if let app = apps[record.bundleID] {
                 guard app.uninstalledAt == nil, step.at >= app.installedAt else { return nil }
             }
-            return Shown(record: record, at: step.at, monotonic: step.monotonic, offset: offset)
+            return Shown(at: step.at, monotonic: step.monotonic, receivedAt: record.receivedAt, offset: offset)
         }
         .sorted()
 
-        var rows: [DisplayedNotification?] = []  // nil: replaced by a later one of the same identifier
+        // nil: replaced by a later one of the same identifier
+        var rows: [(offset: Int, at: Int64, content: DisplayedContent)?] = []
         var rowIndex: [String: Int] = [:]  // "bundleID NUL identifier" → its position in rows
         var badges: [String: Int] = [:]
         for item in shown {
-            let record = item.record
+            let record = records[item.offset]
             let badge: Int? =
                 record.status == .displayed
                 ? record.displayed?.badge
@@ -80,35 +91,35 @@ public struct NotificationCenterView: Sendable, Codable, Equatable {
             guard record.status == .displayed, let content = record.displayed,
                 DisplayedContentBuilder.hasAlertText(content)
             else { continue }
-            let identifier = record.collapseID ?? record.apnsID
-            let key = record.bundleID + "\u{0}" + identifier
+            let key = record.bundleID + "\u{0}" + (record.collapseID ?? record.apnsID)
             if let replaced = rowIndex[key] { rows[replaced] = nil }
             rowIndex[key] = rows.count
-            rows.append(DisplayedNotification(
-                apnsID: record.apnsID, bundleID: record.bundleID, identifier: identifier, content: content,
-                displayedAt: item.at))
+            rows.append((item.offset, item.at, content))
         }
-        self.notifications = rows.compactMap { $0 }.reversed()
+        let listed = rows.reversed().compactMap { $0 }
+        self.notifications = listed.prefix(max(limit ?? listed.count, 0)).map { row in
+            let record = records[row.offset]
+            return DisplayedNotification(
+                apnsID: record.apnsID, bundleID: record.bundleID, identifier: record.collapseID ?? record.apnsID,
+                content: row.content, displayedAt: row.at)
+        }
+        self.total = listed.count
         self.badges = badges
     }
 
-    /// A record with the time it was shown, ordered by wall time, then monotonic time, then receipt,
-    /// then reversed input position.
+    /// When a record was shown, ordered by wall time, then monotonic time, then receipt, then reversed input
+    /// position.
     private struct Shown: Comparable {
-        var record: NotificationRecord
         var at: Int64
         var monotonic: UInt64
+        var receivedAt: Int64
         var offset: Int
 
         static func < (lhs: Shown, rhs: Shown) -> Bool {
             if lhs.at != rhs.at { return lhs.at < rhs.at }
             if lhs.monotonic != rhs.monotonic { return lhs.monotonic < rhs.monotonic }
-            if lhs.record.receivedAt != rhs.record.receivedAt { return lhs.record.receivedAt < rhs.record.receivedAt }
+            if lhs.receivedAt != rhs.receivedAt { return lhs.receivedAt < rhs.receivedAt }
             return lhs.offset > rhs.offset
-        }
-
-        static func == (lhs: Shown, rhs: Shown) -> Bool {
-            lhs.record.apnsID == rhs.record.apnsID && lhs.offset == rhs.offset
         }
     }
 }

@@ -244,6 +244,8 @@ struct NotificationCenterDTO: Codable, Sendable {
     }
 
     var notifications: [Item]
+    /// Every listed notification, those a `limit` left out included.
+    var total: Int
     var badges: [String: Int]
 
     init(_ view: NotificationCenterView, deviceToken: String) {
@@ -251,6 +253,7 @@ struct NotificationCenterDTO: Codable, Sendable {
             Item(apnsId: $0.apnsID, bundleId: $0.bundleID, identifier: $0.identifier, displayedAt: $0.displayedAt,
                  content: DisplayedContentDTO($0.content, apnsID: $0.apnsID, deviceToken: deviceToken))
         }
+        total = view.total
         badges = view.badges
     }
 }

@@ -28,8 +28,8 @@ struct DeviceRoutes: Sendable {
         router.on("DELETE", "/api/v1/devices/{token}") { _, parameters in
             .blocking { try delete(parameters["token"] ?? "") }
         }
-        router.get("/api/v1/devices/{token}/notification-center") { _, parameters in
-            .blocking { try notificationCenter(parameters["token"] ?? "") }
+        router.get("/api/v1/devices/{token}/notification-center") { request, parameters in
+            .blocking { try notificationCenter(parameters["token"] ?? "", QueryParameters(request.query)) }
         }
     }
 
@@ -129,12 +129,13 @@ struct DeviceRoutes: Sendable {
         return HTTPResponse(status: 204)
     }
 
-    func notificationCenter(_ token: String) throws -> HTTPResponse {
+    func notificationCenter(_ token: String, _ query: QueryParameters) throws -> HTTPResponse {
+        let limit = try query["limit"].map { _ in try query.integer("limit", default: 0, in: 1...10_000) }
         let normalized = Self.normalized(token)
         guard try service.devices.device(token: normalized) != nil else {
             throw APIError(status: 404, code: "not_found", message: "No device \(token)")
         }
-        let center = try service.engine.notificationCenter(token: normalized)
+        let center = try service.engine.notificationCenter(token: normalized, limit: limit)
         return .json(encoding: NotificationCenterDTO(center, deviceToken: normalized))
     }
 

@@ -152,8 +152,11 @@ enum OpenAPIDocument {
         },
         "/api/v1/devices/{token}/notification-center": {
           "parameters": [ { "$ref": "#/components/parameters/DeviceToken" } ],
-          "get": { "operationId": "getNotificationCenter", "responses": {
+          "get": { "operationId": "getNotificationCenter",
+            "parameters": [ { "name": "limit", "in": "query", "description": "At most this many notifications, the newest (total counts them all); absent: all", "schema": { "type": "integer", "minimum": 1, "maximum": 10000 } } ],
+            "responses": {
             "200": { "description": "What the user sees: displayed notifications after collapse, badges per app", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/NotificationCenter" } } } },
+            "400": { "$ref": "#/components/responses/Problem" },
             "404": { "$ref": "#/components/responses/Problem" } } }
         },
         "/api/v1/apps": {
@@ -683,9 +686,10 @@ enum OpenAPIDocument {
           },
           "NotificationCenter": {
             "type": "object",
-            "required": ["notifications", "badges"],
+            "required": ["notifications", "total", "badges"],
             "properties": {
-              "notifications": { "type": "array", "items": { "type": "object", "required": ["apnsId", "bundleId", "identifier", "displayedAt", "content"], "properties": {
+              "total": { "type": "integer", "description": "Notifications listed, those a limit left out included" },
+              "notifications": { "type": "array", "description": "Newest first", "items": { "type": "object", "required": ["apnsId", "bundleId", "identifier", "displayedAt", "content"], "properties": {
                 "apnsId": { "type": "string" }, "bundleId": { "type": "string" }, "identifier": { "type": "string" },
                 "displayedAt": { "type": "integer" }, "content": { "$ref": "#/components/schemas/DisplayedContent" } } } },
               "badges": { "type": "object", "additionalProperties": { "type": "integer" } }
