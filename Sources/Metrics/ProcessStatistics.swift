@@ -37,7 +37,7 @@ public enum ProcessStatistics {
     private static func statusField(_ name: String) -> Double? {
         guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix(name) {
-            return line.dropFirst(name.count).split(separator: " ").first.flatMap { Double($0) }
+            return line.dropFirst(name.count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Double($0) }
         }
         return nil
     }

@@ -25,7 +25,7 @@ final class SandboxMetrics: Sendable {
         self.registry = registry
         pushes = PushCounters(registry: registry)
         providerConnectionsOpen = registry.gauge(
-            "apns_sandbox_provider_connections", help: "Provider connections open now that sent at least one push."
+            "apns_sandbox_provider_connections_open", help: "Provider connections open now that sent at least one push."
         ).labels()
         providerConnections = registry.counter(
             "apns_sandbox_provider_connections_total", help: "Provider connections that sent at least one push."
