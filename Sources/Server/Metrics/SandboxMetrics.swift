@@ -17,6 +17,8 @@ final class SandboxMetrics: Sendable {
     private let finalByStatus: [NotificationStatus: Counter]
     let extensionRuns: CounterFamily
     let extensionDuration: HistogramFamily
+    let attachmentsAccepted: Counter
+    let attachmentsDropped: Counter
     let webhookAttempts: CounterFamily
     let faultsApplied: CounterFamily
     let storeCommitDuration: HistogramFamily
@@ -46,6 +48,12 @@ final class SandboxMetrics: Sendable {
         extensionDuration = registry.histogram(
             "apns_sandbox_extension_duration_seconds",
             help: "Time from an extension's start to its outcome, on the sandbox clock, by kind.", labels: ["kind"])
+        let attachments = registry.counter(
+            "apns_sandbox_extension_attachments_total",
+            help: "Attachments extensions handed over (downloaded or written), by result: accepted or dropped.",
+            labels: ["result"])
+        attachmentsAccepted = attachments.labels("accepted")
+        attachmentsDropped = attachments.labels("dropped")
         webhookAttempts = registry.counter(
             "apns_sandbox_webhook_attempts_total",
             help: "Webhook delivery attempts, by outcome: succeeded, retry (failed, another attempt is scheduled), failed (the last).",
