@@ -5,7 +5,7 @@ import Testing
 import Webhooks
 
 /// A real server on a frozen virtual clock runs a known script — accepted pushes over h2c and HTTP/1.1,
-/// rejections, an extension that times out, a webhook retry — and `/metrics`, scraped before, during and after
+/// rejections, a fault rule's answer, an extension that times out, a webhook retry — and `/metrics`, scraped before, during and after
 /// and parsed each time by `prometheus_client` (tests/python/metrics_scrape.py), moves by exactly that much.
 @Suite(.timeLimit(.minutes(1)))
 struct MetricsEndToEndTests {
@@ -103,6 +103,12 @@ struct MetricsEndToEndTests {
             #expect(badTopic.status == 400, "\(badTopic)")
             let badAuth = try await push(server, authorization: "authorization: bearer not.a.jwt")
             #expect(badAuth.status == 403 && badAuth.reason == "InvalidProviderToken", "\(badAuth)")
+            // A fault rule answers one push 503.
+            let rule = try await apiRequest("POST", "\(server.httpBase)/api/v1/faults",
+                #"{"action":{"reject":{"reason":"ServiceUnavailable"}},"count":1}"#)
+            #expect(rule.status == 201, "\(String(describing: rule.json))")
+            let faulted = try await push(server)
+            #expect(faulted.status == 503 && faulted.reason == "ServiceUnavailable", "\(faulted)")
 
             // An extension that hangs ends original-timeout when the clock moves 31 s (30 s budget, 1 s grace).
             let configured = try await apiRequest(
@@ -148,9 +154,11 @@ struct MetricsEndToEndTests {
                 pushes + #"reason="BadDeviceToken",status="400",transport="h2c"}"#: 1,
                 pushes + #"reason="\#(badTopic.reason)",status="400",transport="h2c"}"#: 1,
                 pushes + #"reason="InvalidProviderToken",status="403",transport="h2c"}"#: 1,
+                pushes + #"reason="ServiceUnavailable",status="503",transport="h2c"}"#: 1,
+                #"apns_sandbox_faults_applied_total{action="reject"}"#: 1,
                 #"apns_sandbox_provider_auth_failures_total{reason="InvalidProviderToken"}"#: 1,
                 // Every connection whose push reached authentication (the bad device token is refused before).
-                "apns_sandbox_provider_connections_total": 7,
+                "apns_sandbox_provider_connections_total": 8,
                 #"apns_sandbox_notifications_final_total{status="displayed"}"#: 5,
                 #"apns_sandbox_extension_runs_total{kind="builtin",outcome="original-timeout"}"#: 1,
                 // 31 s of virtual time: over the 30 s bucket, in the 60 s one.
