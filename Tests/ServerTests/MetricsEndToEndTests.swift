@@ -84,6 +84,7 @@ struct MetricsEndToEndTests {
             // The parser names a counter's family without `_total`.
             #expect(before.families["apns_sandbox_pushes"] == "counter", "\(before.families)")
             #expect(before.families["apns_sandbox_extension_duration_seconds"] == "histogram")
+            #expect(before.families["apns_sandbox_provider_pushes_waiting"] == "gauge")
             #expect(before.value("apns_sandbox_process_resident_memory_bytes") > 1_000_000)
             #expect(before.value("apns_sandbox_process_threads") > 1 && before.value("apns_sandbox_process_open_fds") > 3)
             #expect(before.value(#"apns_sandbox_database_size_bytes{database="store",file="main"}"#) > 0)
@@ -145,6 +146,7 @@ struct MetricsEndToEndTests {
                 return after.value(#"apns_sandbox_webhook_attempts_total{outcome="succeeded"}"#) == 1
                     && after.value("apns_sandbox_webhook_retry_backlog") == 0
                     && after.value("apns_sandbox_provider_connections_open") == 0  // curl's connections are gone
+                    && after.value("apns_sandbox_provider_pushes_waiting") == 0
             }
 
             let pushes = "apns_sandbox_pushes_total{environment=\"development\",push_type=\"none\","

@@ -13,6 +13,8 @@ final class SandboxMetrics: Sendable {
     /// Provider connections open now (that sent at least one push) and since the start.
     let providerConnectionsOpen: Gauge
     let providerConnections: Counter
+    /// Pushes received and not answered yet (waiting for their commit or a fault's latency).
+    let pushesWaiting: Gauge
     let notificationsFinal: CounterFamily
     private let finalByStatus: [NotificationStatus: Counter]
     let extensionRuns: CounterFamily
@@ -31,6 +33,10 @@ final class SandboxMetrics: Sendable {
         ).labels()
         providerConnections = registry.counter(
             "apns_sandbox_provider_connections_total", help: "Provider connections that sent at least one push."
+        ).labels()
+        pushesWaiting = registry.gauge(
+            "apns_sandbox_provider_pushes_waiting",
+            help: "Pushes received and not answered yet: waiting for their commit or a fault's latency (provider streams in flight)."
         ).labels()
         notificationsFinal = registry.counter(
             "apns_sandbox_notifications_final_total",

@@ -16,4 +16,14 @@ extension ProviderEndpoint {
         metrics.pushes.count(
             reason: tally.reason, pushType: tally.pushType, environment: tally.environment, request: request)
     }
+
+    /// `respond`, counted in `apns_sandbox_provider_pushes_waiting` until it is called (every deferred answer is).
+    func waiting(_ respond: @escaping @Sendable (HTTPResponse) -> Void) -> @Sendable (HTTPResponse) -> Void {
+        guard let gauge = metrics?.pushesWaiting else { return respond }
+        gauge.increment()
+        return { response in
+            gauge.decrement()
+            respond(response)
+        }
+    }
 }

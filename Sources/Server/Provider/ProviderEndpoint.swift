@@ -81,10 +81,11 @@ final class ProviderEndpoint: Sendable {
             count(tally, request)
             if logger.level <= .debug { logPush(request, response) }
             guard latency > 0 else { return .response(response) }
-            return .deferred { [self] respond in answer(response, after: latency, respond) }
+            return .deferred { [self] respond in answer(response, after: latency, waiting(respond)) }
         }
         let logger = self.logger
         return .deferred { [self] respond in
+            let respond = waiting(respond)
             receiver.accept(accepted) { result in
                 switch result {
                 case .success:
