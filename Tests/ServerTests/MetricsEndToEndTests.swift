@@ -182,4 +182,20 @@ struct MetricsEndToEndTests {
             }
         }
     }
+
+    /// With the admin token required, `/metrics` is on the admin side: 401 without it, 200 with it as a bearer
+    /// token or as the Basic password (what Prometheus' `authorization` and `basic_auth` send).
+    @Test func metricsNeedTheAdminTokenWhenOneIsRequired() async throws {
+        let token = "metrics-admin-token-0123456789"
+        try await withServer(configure: { $0.admin.authentication = .required; $0.admin.token = token }) { server in
+            let url = "\(server.httpBase)/metrics"
+            let status = ["-o", "/dev/null", "-w", "%{http_code}", url]
+            let without = try await curl(status).stdoutText
+            let bearer = try await curl(["-H", "authorization: Bearer \(token)"] + status).stdoutText
+            let basic = try await curl(["-u", "admin:\(token)"] + status).stdoutText
+            let body = try await curl(["-H", "authorization: Bearer \(token)", url]).stdoutText
+            #expect(without == "401" && bearer == "200" && basic == "200", "\(without) \(bearer) \(basic)")
+            #expect(body.contains("# TYPE apns_sandbox_pushes_total counter"))
+        }
+    }
 }
