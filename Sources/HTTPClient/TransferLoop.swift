@@ -145,7 +145,8 @@ final class TransferLoop: Sendable {
         }
         guard let easy = CurlEasy(
             tag: request.id, request: request.request, caFile: configuration.caFile,
-            usesProxyEnvironment: configuration.usesProxyEnvironment, onData: { sink.receive($0) })
+            usesProxyEnvironment: configuration.usesProxyEnvironment, clientCertificate: configuration.clientCertificate,
+            onData: { sink.receive($0) })
         else {
             sink.close()
             request.completion(.failure(.transport("curl_easy_init failed")))

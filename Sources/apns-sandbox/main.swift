@@ -1,4 +1,4 @@
-// APNs Sandbox — command line: serve, healthcheck, version.
+// APNs Sandbox — command line: serve, healthcheck, token, client-cert, version; the rest in CommandRegistry.
 import Crypto
 import Foundation
 import Server
@@ -52,6 +52,8 @@ let commandUsages: [(name: String, text: String)] = [
 ]
 
 let usage = "usage: apns-sandbox <command> [options]\n\ncommands:\n" + commandUsages.map(\.text).joined(separator: "\n")
+    + "\n\ncommands that talk to a running sandbox (`apns-sandbox <command> --help` for their options):\n"
+    + CommandRegistry.overview
 
 /// The usage of one command.
 func usage(of command: String) -> String {
@@ -207,6 +209,7 @@ func healthcheck(_ arguments: ArraySlice<String>) -> Never {
 }
 
 let arguments = CommandLine.arguments.dropFirst()
+CommandRunner.runIfRegistered(Array(arguments))
 switch arguments.first {
 case "serve": serve(arguments.dropFirst())
 case "healthcheck": healthcheck(arguments.dropFirst())
