@@ -138,7 +138,8 @@ final class TransferLoop: Sendable {
 
     /// A transfer added to the multi handle, or nil (its completion has run).
     private func start(_ request: Queued) -> Active? {
-        let sink = BodySink(destination: request.request.destination, limit: request.request.maxResponseBytes)
+        let sink = BodySink(
+            destination: request.request.destination, limit: request.request.maxResponseBytes, onChunk: request.request.onChunk)
         if let failure = sink.open() {
             request.completion(.failure(failure))
             return nil

@@ -211,4 +211,37 @@ import Testing
             #expect(viaDataDirectory.status == 0, "\(viaDataDirectory)")
         }
     }
+
+    /// `events` follows the SSE stream: one readable line per event (or the envelope with `--json`), filtered
+    /// by type, resumed with `--last-event-id`, ending after `--count` events; a bad filter is exit 1.
+    @Test func eventsFollowsTheStream() async throws {
+        try await withServer { server in
+            let directory = try makeTemporaryDirectory("cli-events")
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let config = try Self.configuration(for: server, in: directory)
+            let payload = directory + "/p.json"
+            try #"{"aps":{"alert":{"title":"Streamed"}}}"#.write(toFile: payload, atomically: true, encoding: .utf8)
+            #expect(try await Self.cli(server, ["push", deviceToken, testTopic, payload, "--config", config, "--wait"]).status == 0)
+            let types = "push.accepted,notification.displayed"
+            let pretty = try await Self.cli(server, ["events", "--last-event-id", "0", "--type", types, "--count", "2"])
+            #expect(pretty.status == 0, "\(pretty)")
+            let lines = pretty.stdoutText.split(separator: "\n")
+            #expect(lines.count == 2 && lines[0].contains("  push.accepted  ") && lines[1].contains("notification.displayed"), "\(pretty)")
+            #expect(lines.last?.hasSuffix("\"Streamed\"") == true, "\(pretty)")
+            let json = try await Self.cli(server, ["events", "--last-event-id", "0", "--type", types, "--count", "2", "--json"])
+            let envelopes = json.stdoutText.split(separator: "\n").compactMap { jsonObject(String($0)) }
+            #expect(envelopes.map { $0["type"] as? String } == ["push.accepted", "notification.displayed"], "\(json)")
+            // Live: started before the push, it prints the push's event as it happens.
+            let binary = try GracefulShutdownTests.executable()
+            let live = try ChildProcess(binary, arguments: [
+                "events", "--url", server.httpBase, "--type", "push.accepted", "--device", deviceToken, "--count", "1",
+            ])
+            try await Task.sleep(nanoseconds: 300_000_000)
+            #expect(try await Self.cli(server, ["push", deviceToken, testTopic, payload, "--config", config]).status == 0)
+            let followed = await offload { live.finish(timeout: 10) }
+            #expect(followed.status == 0 && followed.stdoutText.contains("push.accepted"), "\(followed)")
+            let bad = try await Self.cli(server, ["events", "--type", "nope"])
+            #expect(bad.status == 1 && bad.stderrText.contains("400 invalid_parameter"), "\(bad)")
+        }
+    }
 }

@@ -15,7 +15,7 @@ import Testing
         ["clock"], ["clock", "show"], ["clock", "freeze"], ["clock", "resume"], ["clock", "real"],
         ["clock", "advance"], ["clock", "set"],
         ["faults"], ["faults", "list"], ["faults", "add"], ["faults", "rm"], ["faults", "clear"],
-        ["snapshot"], ["snapshot", "save"], ["snapshot", "load"], ["keys"], ["keys", "create"],
+        ["snapshot"], ["snapshot", "save"], ["snapshot", "load"], ["keys"], ["keys", "create"], ["events"],
     ]
 
     /// `<command> --help` prints exactly the golden text, exits 0 and writes nothing to standard error.

@@ -83,6 +83,24 @@ struct ServerConnection: Sendable {
         }
     }
 
+    /// Starts a GET of `path` whose body arrives in chunks (`onChunk`, on the HTTP client's thread) for as
+    /// long as the server sends it (`--timeout` bounds it only when given); `completion` runs once at its end.
+    func stream(
+        _ path: String, headers: [(String, String)] = [], explicitTimeout: Bool,
+        onChunk: @escaping @Sendable ([UInt8]) -> Void,
+        completion: @escaping @Sendable (Result<HTTPClient.Response, HTTPClient.Failure>) -> Void
+    ) -> HTTPClient.Handle {
+        var headers = headers + [("accept", "text/event-stream")]
+        if let adminToken { headers.append(("authorization", "Bearer \(adminToken)")) }
+        var request = HTTPClient.Request(
+            url: baseURL + path, headers: headers,
+            // Ten years: an event stream has no end of its own.
+            timeoutMilliseconds: explicitTimeout ? timeoutMilliseconds : 315_360_000_000,
+            connectTimeoutMilliseconds: min(timeoutMilliseconds, 10_000), destination: .discard)
+        request.onChunk = onChunk
+        return client.send(request, completion: completion)
+    }
+
     /// A REST call whose answer must be 2xx: the body (JSON). An error answer becomes a ``CommandFailure``
     /// with the server's `error.message`.
     @discardableResult
@@ -107,14 +125,18 @@ struct ServerConnection: Sendable {
 
     /// The status and the sandbox's `{"error":{"code","message"}}` (or APNs' `{"reason"}`) of an error answer.
     static func errorText(_ response: HTTPClient.Response) -> String {
-        let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
+        errorText(status: response.status, body: response.body)
+    }
+
+    static func errorText(status: Int, body: [UInt8]) -> String {
+        let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
         if let error = object?["error"] as? [String: Any] {
             let code = error["code"] as? String ?? "error"
-            return "\(response.status) \(code): \(error["message"] as? String ?? "")"
+            return "\(status) \(code): \(error["message"] as? String ?? "")"
         }
-        if let reason = object?["reason"] as? String { return "\(response.status) \(reason)" }
-        let text = String(decoding: response.body.prefix(200), as: UTF8.self)
-        return "\(response.status)\(text.isEmpty ? "" : " " + text)"
+        if let reason = object?["reason"] as? String { return "\(status) \(reason)" }
+        let text = String(decoding: body.prefix(200), as: UTF8.self)
+        return "\(status)\(text.isEmpty ? "" : " " + text)"
     }
 
     /// A path segment or query value, percent-encoded.

@@ -3,7 +3,7 @@
 /// The commands ``CommandRunner`` knows (`serve`, `token`, `client-cert`, `healthcheck` and `version` are
 /// main.swift's own).
 enum CommandRegistry {
-    static let all: [Command] = [push] + devices + apps + [reset] + clock + faults + snapshot + keys
+    static let all: [Command] = [push] + devices + apps + [reset] + clock + faults + snapshot + keys + [events]
 
     /// The lines of the global usage: one per command or group.
     static var overview: String {
@@ -16,6 +16,7 @@ enum CommandRegistry {
             ("faults", "list, add, rm, clear"),
             ("snapshot", "save, load"),
             ("keys", "create (offline): a new ES256 key for a team"),
+            ("events", "follow the live event stream"),
         ]
         return groups.map { "  " + $0.0.padding(toLength: 14, withPad: " ", startingAt: 0) + $0.1 }.joined(separator: "\n")
     }
