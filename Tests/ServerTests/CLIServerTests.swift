@@ -244,4 +244,23 @@ import Testing
             #expect(bad.status == 1 && bad.stderrText.contains("400 invalid_parameter"), "\(bad)")
         }
     }
+
+    /// `push --cert` authenticates with a client certificate from `client-cert` over the TLS listener.
+    @Test func pushWithAClientCertificate() async throws {
+        try await withServer { server in
+            let directory = try makeTemporaryDirectory("cli-cert")
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let prefix = directory + "/client"
+            let issued = try await Self.cli(server, ["client-cert", "--data-dir", server.dataDirectory, "--bundle-id", testTopic, "--out", prefix])
+            #expect(issued.status == 0, "\(issued)")
+            let payload = directory + "/p.json"
+            try #"{"aps":{"alert":{"title":"Certified"}}}"#.write(toFile: payload, atomically: true, encoding: .utf8)
+            let pushed = try await Self.cli(server, [
+                "push", deviceToken, testTopic, payload, "--cert", prefix, "--provider-url", server.tlsBase, "--ca", server.caPath, "--wait",
+            ])
+            #expect(pushed.status == 0 && pushed.stdoutText.contains("title     Certified"), "\(pushed)")
+            let missing = try await Self.cli(server, ["push", deviceToken, testTopic, payload, "--cert", directory + "/none"])
+            #expect(missing.status == 2 && missing.stderrText.contains("cannot read \(directory)/none.pem"), "\(missing)")
+        }
+    }
 }
