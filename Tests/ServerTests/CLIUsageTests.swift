@@ -15,7 +15,7 @@ import Testing
         ["clock"], ["clock", "show"], ["clock", "freeze"], ["clock", "resume"], ["clock", "real"],
         ["clock", "advance"], ["clock", "set"],
         ["faults"], ["faults", "list"], ["faults", "add"], ["faults", "rm"], ["faults", "clear"],
-        ["snapshot"], ["snapshot", "save"], ["snapshot", "load"], ["keys"], ["keys", "create"], ["events"],
+        ["snapshot"], ["snapshot", "save"], ["snapshot", "load"], ["keys"], ["keys", "create"], ["events"], ["completion"],
     ]
 
     /// `<command> --help` prints exactly the golden text, exits 0 and writes nothing to standard error.
@@ -98,5 +98,31 @@ import Testing
         #expect(output.status == 1, "\(output)")
         #expect(output.stderrText.hasPrefix("apns-sandbox devices list: GET http://127.0.0.1:9/api/v1/devices"), "\(output)")
         #expect(output.stderrText.split(separator: "\n").count == 1)
+    }
+
+    /// The bash completion script completes commands, subcommands and each command's options (main.swift's
+    /// own commands too), and leaves operands to the shell; zsh gets the same through bashcompinit.
+    @Test func completionCompletesCommandsAndOptions() async throws {
+        let binary = try GracefulShutdownTests.executable()
+        let probe = """
+            source <("$0" completion bash)
+            t() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _apns_sandbox; echo "${COMPREPLY[*]}"; }
+            t apns-sandbox dev
+            t apns-sandbox devices ""
+            t apns-sandbox devices add --of
+            t apns-sandbox push abab com.example.app --wa
+            t apns-sandbox serve --http
+            t apns-sandbox push abab ""
+            """
+        let output = try await run("/bin/bash", args: ["-c", probe, binary])
+        #expect(output.status == 0, "\(output)")
+        #expect(output.stdoutText.split(separator: "\n", omittingEmptySubsequences: false) == [
+            "devices", "list show add rm online offline install uninstall", "--offline", "--wait --wait-timeout",
+            "--http-port", "", "",
+        ], "\(output)")
+        let zsh = try await run(binary, args: ["completion", "zsh"])
+        #expect(zsh.status == 0 && zsh.stdoutText.contains("bashcompinit") && zsh.stdoutText.contains("complete -o default -F _apns_sandbox"))
+        let fish = try await run(binary, args: ["completion", "fish"])
+        #expect(fish.status == 2 && fish.stderrText.contains("bash or zsh"), "\(fish)")
     }
 }

@@ -3,7 +3,7 @@
 /// The commands ``CommandRunner`` knows (`serve`, `token`, `client-cert`, `healthcheck` and `version` are
 /// main.swift's own).
 enum CommandRegistry {
-    static let all: [Command] = [push] + devices + apps + [reset] + clock + faults + snapshot + keys + [events]
+    static let all: [Command] = [push] + devices + apps + [reset] + clock + faults + snapshot + keys + [events, completion]
 
     /// The lines of the global usage: one per command or group.
     static var overview: String {
@@ -17,6 +17,7 @@ enum CommandRegistry {
             ("snapshot", "save, load"),
             ("keys", "create (offline): a new ES256 key for a team"),
             ("events", "follow the live event stream"),
+            ("completion", "bash|zsh: a shell completion script"),
         ]
         return groups.map { "  " + $0.0.padding(toLength: 14, withPad: " ", startingAt: 0) + $0.1 }.joined(separator: "\n")
     }
