@@ -38,7 +38,7 @@ func options(_ arguments: ArraySlice<String>, allowed: Set<String>, command: Str
             name = String(argument[..<equals])
             value = String(argument[argument.index(after: equals)...])
         }
-        guard allowed.contains(name) else { fail("unknown option \(argument)\n\n\(usage(of: command))") }
+        guard allowed.contains(name) else { fail("\(command): unknown option \(name) (see apns-sandbox \(command) --help)") }
         guard let resolved = value ?? iterator.next() else { fail("option \(name) needs a value") }
         result[name] = resolved
     }
@@ -184,5 +184,5 @@ case "version", "--version":
         print("apns-sandbox \(version)")
     }
 case "help", "--help", "-h", nil: print(usage)
-case let other?: fail("unknown command \(other)\n\n\(usage)")
+case let other?: fail("unknown command \(other) (see apns-sandbox --help)")
 }

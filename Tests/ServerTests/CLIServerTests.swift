@@ -54,6 +54,11 @@ import Testing
             #expect((record["displayed"] as? [String: Any])?["title"] as? String == "Again")
             #expect(record["payload"].map { "\($0)" }?.contains("Simulator") == false)
 
+            // A device that is offline stores the push: --wait runs out before it is final (exit 3).
+            #expect(try await Self.cli(server, ["devices", "offline", deviceToken]).status == 0)
+            let stored = try await Self.cli(server, ["push", deviceToken, file, "--config", config, "--wait", "--wait-timeout", "0.3"])
+            #expect(stored.status == 3 && stored.stdoutText.contains("status    stored"), "\(stored)")
+
             // APNs' refusal is printed, and the exit status says so.
             let rejected = try await Self.cli(server, ["push", "abcd", testTopic, file, "--config", config])
             #expect(rejected.status == 1 && rejected.stdoutText.hasPrefix("400 BadDeviceToken"), "\(rejected)")

@@ -81,6 +81,9 @@ import Testing
             (["keys", "create"], "--team is required"),
             (["keys", "create", "--team", "bad team"], "--team must be letters and digits"),
             (["devices", "list", "--admin-token-file", directory + "/none"], "cannot read the admin token file"),
+            (["token", "--nope", "x"], "apns-sandbox: token: unknown option --nope (see apns-sandbox token --help)"),
+            (["frobnicate"], "apns-sandbox: unknown command frobnicate (see apns-sandbox --help)"),
+            (["completion", "fish"], "the shell must be bash or zsh"),
         ]
         for (arguments, message) in cases {
             let output = try await run(binary, args: arguments, environment: ["APNS_SANDBOX_URL": "http://127.0.0.1:9"])

@@ -59,7 +59,8 @@ struct ServerConnection: Sendable {
     /// Sends a request to `path` (under ``baseURL``) and waits for the answer; a failure to get one is a
     /// ``CommandFailure``.
     func send(
-        _ method: String, _ path: String, body: [UInt8]? = nil, headers: [(String, String)] = [], admin: Bool = true
+        _ method: String, _ path: String, body: [UInt8]? = nil, headers: [(String, String)] = [], admin: Bool = true,
+        atLeastMilliseconds: Int64 = 0
     ) throws -> HTTPClient.Response {
         var headers = headers
         if admin, let adminToken { headers.append(("authorization", "Bearer \(adminToken)")) }
@@ -67,7 +68,7 @@ struct ServerConnection: Sendable {
             headers.append(("content-type", "application/json"))
         }
         let request = HTTPClient.Request(
-            url: baseURL + path, method: method, headers: headers, body: body, timeoutMilliseconds: timeoutMilliseconds,
+            url: baseURL + path, method: method, headers: headers, body: body, timeoutMilliseconds: max(timeoutMilliseconds, atLeastMilliseconds),
             maxResponseBytes: 256 << 20)
         let result = Mutex<Result<HTTPClient.Response, HTTPClient.Failure>?>(nil)
         let done = DispatchSemaphore(value: 0)
@@ -104,9 +105,9 @@ struct ServerConnection: Sendable {
     /// A REST call whose answer must be 2xx: the body (JSON). An error answer becomes a ``CommandFailure``
     /// with the server's `error.message`.
     @discardableResult
-    func api(_ method: String, _ path: String, json: Any? = nil) throws -> [UInt8] {
+    func api(_ method: String, _ path: String, json: Any? = nil, atLeastMilliseconds: Int64 = 0) throws -> [UInt8] {
         let body = try json.map { Array(try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys])) }
-        let response = try send(method, "/api/v1" + path, body: body)
+        let response = try send(method, "/api/v1" + path, body: body, atLeastMilliseconds: atLeastMilliseconds)
         guard (200..<300).contains(response.status) else {
             throw CommandFailure("\(method) /api/v1\(path): \(Self.errorText(response))")
         }
@@ -114,8 +115,8 @@ struct ServerConnection: Sendable {
     }
 
     /// `api(_:_:json:)`, its answer parsed as a JSON object.
-    func apiObject(_ method: String, _ path: String, json: Any? = nil) throws -> [String: Any] {
-        let body = try api(method, path, json: json)
+    func apiObject(_ method: String, _ path: String, json: Any? = nil, atLeastMilliseconds: Int64 = 0) throws -> [String: Any] {
+        let body = try api(method, path, json: json, atLeastMilliseconds: atLeastMilliseconds)
         guard !body.isEmpty else { return [:] }
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
             throw CommandFailure("\(method) /api/v1\(path): the answer is not a JSON object")

@@ -24,7 +24,7 @@ extension CommandRegistry {
             Option("--provider-url", "URL", "the provider API (default --url; https:// for --cert)"),
             Option("--ca", "FILE", "CA for https:// (default DIR/ca.pem)"),
             Option("--wait", nil, "wait until the notification is final; print what was displayed"),
-            Option("--wait-timeout", "SECONDS", "how long --wait waits (default 10)"),
+            Option("--wait-timeout", "SECONDS", "how long --wait waits (default 10, at most 300)"),
         ],
         notes: [
             "Without --token or --cert, and with no configuration file, the token comes from the server",
@@ -49,6 +49,7 @@ extension CommandRegistry {
         let apnsID = (arguments.value("--apns-id") ?? UUID().uuidString).lowercased()
         guard UUID(uuidString: apnsID) != nil else { throw UsageError("--apns-id must be a UUID, not \(apnsID)") }
         let waitSeconds = try arguments.seconds("--wait-timeout") ?? 10
+        guard waitSeconds <= 300 else { throw UsageError("--wait-timeout must be at most 300 seconds") }
 
         let api = try ServerConnection(arguments)
         var headers: [(String, String)] = [
@@ -93,7 +94,8 @@ extension CommandRegistry {
             return 0
         }
         let recordPath = "/notifications/\(apnsID)?device=\(ServerConnection.escape(device))&wait=\(waitSeconds)"
-        let record = try api.apiObject("GET", recordPath)
+        // The request outlasts the server's wait.
+        let record = try api.apiObject("GET", recordPath, atLeastMilliseconds: Int64(waitSeconds * 1000) + 5000)
         report["notification"] = record
         if arguments.json { try Output.json(report) } else {
             print("200 accepted apns-id \(apnsID)")
