@@ -43,6 +43,24 @@ import Testing
         #expect(backendImage.contains("aioapns==4.0") && requirements.contains("aioapns==4.0"))
     }
 
+    /// The Kubernetes example parses (PyYAML) and exposes the image's ports.
+    @Test func kubernetesExampleParses() async throws {
+        let script = """
+            import json, sys, yaml
+            docs = list(yaml.safe_load_all(open(sys.argv[1])))
+            ports = [p['containerPort'] for p in docs[0]['spec']['template']['spec']['containers'][0]['ports']]
+            print(json.dumps({'kinds': [d['kind'] for d in docs], 'ports': ports,
+                              'service': [p['port'] for p in docs[1]['spec']['ports']]}))
+            """
+        let output = try await run("/usr/bin/env", args: [
+            "python3", "-c", script, TestPaths.packageRoot + "/Examples/kubernetes/apns-sandbox.yaml",
+        ])
+        #expect(output.status == 0, "\(output)")
+        let parsed = try JSONSerialization.jsonObject(with: output.stdout) as? [String: [AnyHashable]]
+        #expect(parsed?["kinds"] == ["Deployment", "Service", "Pod"])
+        #expect(parsed?["ports"] == [443, 2197, 8080] && parsed?["service"] == [443, 2197, 8080])
+    }
+
     /// The image's settings (its ENV over the shipped config/sandbox.json) listen for TLS on 443 and 2197 on
     /// every interface, and the build stage installs with the same script CI runs.
     @Test func imageSettingsListenOnApplesPorts() throws {
