@@ -67,7 +67,7 @@ func serve(_ arguments: ArraySlice<String>) -> Never {
             configuration.logLevel = level
         }
         if let value = flags["--host"] { configuration.setHost(value) }
-        if let value = flags["--tls-port"] { configuration.setPort(try SandboxConfiguration.port(value, "--tls-port"), tls: true) }
+        if let value = flags["--tls-port"] { try configuration.setTLSPorts(value, "--tls-port") }
         if let value = flags["--http-port"] { configuration.setPort(try SandboxConfiguration.port(value, "--http-port"), tls: false) }
         // Checked here too, so that a problem names the file it comes from (flags and variables included).
         try configuration.validate()

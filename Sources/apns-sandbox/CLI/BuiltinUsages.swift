@@ -9,7 +9,7 @@ enum BuiltinUsages {
               serve         run the sandbox
                             --config FILE       JSON configuration (default: none; env APNS_SANDBOX_CONFIG)
                             --data-dir DIR      data directory (env APNS_SANDBOX_DATA_DIR, default ./data)
-                            --tls-port N        TLS (h2, http/1.1) port (env APNS_SANDBOX_TLS_PORT, default 2197)
+                            --tls-port N[,N…]   TLS (h2, http/1.1) port(s) (env APNS_SANDBOX_TLS_PORT, default 2197)
                             --http-port N       cleartext (h2c, http/1.1) port (env APNS_SANDBOX_HTTP_PORT, default 8080)
                             --host ADDR         listen address for every listener (env APNS_SANDBOX_HOST, default 127.0.0.1)
                             --log-level LEVEL   trace|debug|info|notice|warning|error (env APNS_SANDBOX_LOG_LEVEL)
