@@ -241,8 +241,11 @@ import Testing
             let live = try ChildProcess(binary, arguments: [
                 "events", "--url", server.httpBase, "--type", "push.accepted", "--device", deviceToken, "--count", "1",
             ])
-            try await Task.sleep(nanoseconds: 300_000_000)
-            #expect(try await Self.cli(server, ["push", deviceToken, testTopic, payload, "--config", config]).status == 0)
+            // Its subscription has no acknowledgement: push until it has seen one (and ended, after --count 1).
+            for _ in 0..<50 where live.wait(timeout: 0) == nil {
+                #expect(try await Self.cli(server, ["push", deviceToken, testTopic, payload, "--config", config]).status == 0)
+                _ = await offload { live.wait(timeout: 0.2) }
+            }
             let followed = await offload { live.finish(timeout: 10) }
             #expect(followed.status == 0 && followed.stdoutText.contains("push.accepted"), "\(followed)")
             let bad = try await Self.cli(server, ["events", "--type", "nope"])

@@ -36,6 +36,16 @@ import Testing
         }
     }
 
+    /// Every command the binary knows (the paths of its completion table) has a golden `--help` here.
+    @Test func everyCommandHasAGoldenHelp() async throws {
+        let binary = try GracefulShutdownTests.executable()
+        let script = try await run(binary, args: ["completion", "bash"]).stdoutText
+        let paths = script.matches(of: #/\n\s+"([a-z -]+)"\)/#).map { String($0.output.1) }
+        #expect(paths.count > 30, "\(script)")
+        let pinned = Set(Self.commands.map { $0.joined(separator: " ") })
+        #expect(Set(paths).subtracting(pinned).isEmpty, "no golden --help for \(Set(paths).subtracting(pinned))")
+    }
+
     /// The global usage names every command group.
     @Test func globalUsageListsEveryCommand() async throws {
         let binary = try GracefulShutdownTests.executable()
