@@ -25,7 +25,7 @@ FROM debian:bookworm-slim
 # (Swift runtime), plus CA certificates.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        libssl3 libnghttp2-14 libsqlite3-0 zlib1g libcurl4 libstdc++6 ca-certificates \
+        libssl3 libnghttp2-14 libsqlite3-0 zlib1g libcurl4 libstdc++6 ca-certificates libcap2-bin \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 apns \
  && useradd --system --uid 10001 --gid apns --home-dir /app --no-create-home --shell /usr/sbin/nologin apns \
@@ -33,6 +33,10 @@ RUN apt-get update \
  && chown apns:apns /data
 
 COPY --from=build /staging/ /usr/local/bin/
+# Port 443 as the non-root user: the one capability binding it needs, on the binary only (Docker's default
+# capability set includes it; where capabilities are dropped or no-new-privileges is set, lower
+# net.ipv4.ip_unprivileged_port_start instead, as docker-compose.yml does).
+RUN setcap cap_net_bind_service=+ep /usr/local/bin/apns-sandbox
 COPY config/ /app/config/
 
 WORKDIR /app
@@ -41,10 +45,13 @@ VOLUME /data
 # Every interface inside the container (the config file's listeners are loopback only): the admin API then
 # requires the admin token (APNS_SANDBOX_ADMIN_TOKEN, or the one generated into /data/admin-token).
 # APNS_SANDBOX_CONFIG also tells `apns-sandbox healthcheck` which port the cleartext listener is on.
-ENV APNS_SANDBOX_DATA_DIR=/data APNS_SANDBOX_HOST=:: APNS_SANDBOX_CONFIG=/app/config/sandbox.json
+# TLS on 443 and 2197, Apple's two provider ports, so that a client with its default host and port (under
+# Apple's names: network aliases, docker-compose.yml) needs no change but the sandbox CA in its trust store.
+ENV APNS_SANDBOX_DATA_DIR=/data APNS_SANDBOX_HOST=:: APNS_SANDBOX_CONFIG=/app/config/sandbox.json \
+    APNS_SANDBOX_TLS_PORT=443,2197
 USER apns
-# 2197: TLS (h2 and http/1.1 via ALPN); 8080: cleartext (h2c prior knowledge and HTTP/1.1).
-EXPOSE 2197 8080
+# 443 and 2197: TLS (h2 and http/1.1 via ALPN); 8080: cleartext (h2c prior knowledge and HTTP/1.1).
+EXPOSE 443 2197 8080
 # Asks the configured cleartext listener (config file, then APNS_SANDBOX_HTTP_PORT), wherever it was moved.
 # The start period covers the integrity check of both database files (storage.integrityCheckSeconds, 10 s each).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s CMD ["/usr/local/bin/apns-sandbox","healthcheck"]

@@ -15,9 +15,12 @@ final class BodySink {
     /// Why the sink stopped the transfer, if it did.
     private(set) var failure: HTTPClient.Failure?
 
-    init(destination: HTTPClient.Destination, limit: Int) {
+    private let onChunk: (@Sendable ([UInt8]) -> Void)?
+
+    init(destination: HTTPClient.Destination, limit: Int, onChunk: (@Sendable ([UInt8]) -> Void)? = nil) {
         self.destination = destination
         self.limit = limit
+        self.onChunk = onChunk
     }
 
     /// Creates the destination file; a failure to report when it cannot.
@@ -36,6 +39,7 @@ final class BodySink {
             failure = .tooLarge(limit: limit)
             return false
         }
+        onChunk?(Array(bytes))
         switch destination {
         case .memory:
             body.append(contentsOf: bytes)

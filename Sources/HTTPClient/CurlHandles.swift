@@ -29,7 +29,10 @@ final class CurlEasy {
     private let onData: (UnsafeRawBufferPointer) -> Bool
 
     /// Nil when libcurl cannot allocate a handle.
-    init?(tag: UInt64, request: HTTPClient.Request, caFile: String?, usesProxyEnvironment: Bool = true, onData: @escaping (UnsafeRawBufferPointer) -> Bool) {
+    init?(
+        tag: UInt64, request: HTTPClient.Request, caFile: String?, usesProxyEnvironment: Bool = true,
+        clientCertificate: HTTPClient.ClientCertificate? = nil, onData: @escaping (UnsafeRawBufferPointer) -> Bool
+    ) {
         CurlMulti.initializeLibrary()
         guard let handle = curl_easy_init() else { return nil }
         self.tag = tag
@@ -38,6 +41,10 @@ final class CurlEasy {
         configure(request, caFile: caFile)
         // `http_proxy` and friends apply unless the client says otherwise (`*`: no host goes through one).
         if !usesProxyEnvironment { _ = CCurl_easy_setopt_string(handle, CURLOPT_NOPROXY, "*") }
+        if let clientCertificate {
+            _ = CCurl_easy_setopt_string(handle, CURLOPT_SSLCERT, clientCertificate.certificateFile)
+            _ = CCurl_easy_setopt_string(handle, CURLOPT_SSLKEY, clientCertificate.privateKeyFile)
+        }
     }
 
     deinit {

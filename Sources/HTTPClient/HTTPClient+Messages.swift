@@ -25,6 +25,9 @@ extension HTTPClient {
         /// Sends `Accept-Encoding` with every encoding this libcurl decodes (Debian's: gzip, deflate, br,
         /// zstd) and decodes the body; off: the body is what the server sent.
         public var decodesContent: Bool
+        /// Called on the transfer thread with each body chunk as it arrives (besides ``destination``), for
+        /// streamed answers such as Server-Sent Events; it must return quickly and never block.
+        public var onChunk: (@Sendable ([UInt8]) -> Void)?
 
         public init(
             url: String, method: String = "GET", headers: [(String, String)] = [], body: [UInt8]? = nil,

@@ -42,6 +42,9 @@ public final class HTTPClient: Sendable {
         /// Whether `http_proxy`, `https_proxy`, `all_proxy` and `no_proxy` apply (libcurl's default); false
         /// for a client that only ever talks to this machine.
         public var usesProxyEnvironment = true
+        /// A client certificate presented to `https://` servers that ask for one (APNs' certificate
+        /// authentication); nil: none.
+        public var clientCertificate: ClientCertificate?
 
         public init(
             threadName: String = "http-client", niceness: Int32 = 0, maxConnections: Int = 256,
@@ -52,6 +55,17 @@ public final class HTTPClient: Sendable {
             self.maxConnections = maxConnections
             self.maxConnectionsPerHost = maxConnectionsPerHost
             self.caFile = caFile
+        }
+    }
+
+    /// A PEM certificate and its PEM private key, as files.
+    public struct ClientCertificate: Sendable {
+        public var certificateFile: String
+        public var privateKeyFile: String
+
+        public init(certificateFile: String, privateKeyFile: String) {
+            self.certificateFile = certificateFile
+            self.privateKeyFile = privateKeyFile
         }
     }
 

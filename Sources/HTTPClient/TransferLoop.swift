@@ -138,14 +138,16 @@ final class TransferLoop: Sendable {
 
     /// A transfer added to the multi handle, or nil (its completion has run).
     private func start(_ request: Queued) -> Active? {
-        let sink = BodySink(destination: request.request.destination, limit: request.request.maxResponseBytes)
+        let sink = BodySink(
+            destination: request.request.destination, limit: request.request.maxResponseBytes, onChunk: request.request.onChunk)
         if let failure = sink.open() {
             request.completion(.failure(failure))
             return nil
         }
         guard let easy = CurlEasy(
             tag: request.id, request: request.request, caFile: configuration.caFile,
-            usesProxyEnvironment: configuration.usesProxyEnvironment, onData: { sink.receive($0) })
+            usesProxyEnvironment: configuration.usesProxyEnvironment, clientCertificate: configuration.clientCertificate,
+            onData: { sink.receive($0) })
         else {
             sink.close()
             request.completion(.failure(.transport("curl_easy_init failed")))

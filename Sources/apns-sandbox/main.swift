@@ -1,4 +1,4 @@
-// APNs Sandbox — command line: serve, healthcheck, version.
+// APNs Sandbox — command line: serve, healthcheck, token, client-cert, version; the rest in CommandRegistry.
 import Crypto
 import Foundation
 import Server
@@ -11,47 +11,11 @@ func fail(_ message: String) -> Never {
     exit(2)
 }
 
-/// Each command's own usage (`apns-sandbox <command> --help`), in the order the global usage lists them.
-let commandUsages: [(name: String, text: String)] = [
-    ("serve", """
-          serve         run the sandbox
-                        --config FILE       JSON configuration (default: none; env APNS_SANDBOX_CONFIG)
-                        --data-dir DIR      data directory (env APNS_SANDBOX_DATA_DIR, default ./data)
-                        --tls-port N        TLS (h2, http/1.1) port (env APNS_SANDBOX_TLS_PORT, default 2197)
-                        --http-port N       cleartext (h2c, http/1.1) port (env APNS_SANDBOX_HTTP_PORT, default 8080)
-                        --host ADDR         listen address for every listener (env APNS_SANDBOX_HOST, default 127.0.0.1)
-                        --log-level LEVEL   trace|debug|info|notice|warning|error (env APNS_SANDBOX_LOG_LEVEL)
-                        env APNS_SANDBOX_ADMIN_TOKEN, APNS_SANDBOX_ADMIN_AUTH (auto|required|off): the admin API's
-                        token, needed when a listener is not loopback-only (docs/security.md)
-                        env APNS_SANDBOX_STREAMS_BEFORE_AUTHENTICATION=N: HTTP/2 streams before a valid provider
-                        token (APNs: 1); 0 for load tools (h2load -m100) that open many at once
-        """),
-    ("healthcheck", """
-          healthcheck   exit 0 if the server answers GET /healthz with 200
-                        --url URL           default: /healthz on the configured cleartext listener (its port
-                                            from the file and APNS_SANDBOX_HTTP_PORT, 8080 by default)
-                        --config FILE       which configuration (default APNS_SANDBOX_CONFIG, else config/sandbox.json)
-        """),
-    ("token", """
-          token         print a provider token (JWT, ES256) signed with a key from the configuration
-                        --config FILE       configuration with teams[].keys[].privateKeyFile (default config/sandbox.json)
-                        --key-id ID         which key (default: the first with a private key file)
-                        --issued-at SECONDS the token's iat (default: now)
-        """),
-    ("client-cert", """
-          client-cert   issue an APNs-style client certificate signed by the sandbox CA
-                        --bundle-id ID      the app (subject UID; default topic)
-                        --topics A,B        topics (default: ID, ID.voip, ID.complication)
-                        --environment E     development|production|both (default both)
-                        --config FILE / --data-dir DIR   where the CA lives (default ./data)
-                        --out PREFIX        writes PREFIX.pem and PREFIX-key.pem (default: print both PEMs)
-        """),
-    ("version", """
-          version       print the version
-        """),
-]
+let commandUsages = BuiltinUsages.all
 
 let usage = "usage: apns-sandbox <command> [options]\n\ncommands:\n" + commandUsages.map(\.text).joined(separator: "\n")
+    + "\n\ncommands that talk to a running sandbox (`apns-sandbox <command> --help` for their options):\n"
+    + CommandRegistry.overview
 
 /// The usage of one command.
 func usage(of command: String) -> String {
@@ -74,7 +38,7 @@ func options(_ arguments: ArraySlice<String>, allowed: Set<String>, command: Str
             name = String(argument[..<equals])
             value = String(argument[argument.index(after: equals)...])
         }
-        guard allowed.contains(name) else { fail("unknown option \(argument)\n\n\(usage(of: command))") }
+        guard allowed.contains(name) else { fail("\(command): unknown option \(name) (see apns-sandbox \(command) --help)") }
         guard let resolved = value ?? iterator.next() else { fail("option \(name) needs a value") }
         result[name] = resolved
     }
@@ -103,7 +67,7 @@ func serve(_ arguments: ArraySlice<String>) -> Never {
             configuration.logLevel = level
         }
         if let value = flags["--host"] { configuration.setHost(value) }
-        if let value = flags["--tls-port"] { configuration.setPort(try SandboxConfiguration.port(value, "--tls-port"), tls: true) }
+        if let value = flags["--tls-port"] { try configuration.setTLSPorts(value, "--tls-port") }
         if let value = flags["--http-port"] { configuration.setPort(try SandboxConfiguration.port(value, "--http-port"), tls: false) }
         // Checked here too, so that a problem names the file it comes from (flags and variables included).
         try configuration.validate()
@@ -207,6 +171,7 @@ func healthcheck(_ arguments: ArraySlice<String>) -> Never {
 }
 
 let arguments = CommandLine.arguments.dropFirst()
+CommandRunner.runIfRegistered(Array(arguments))
 switch arguments.first {
 case "serve": serve(arguments.dropFirst())
 case "healthcheck": healthcheck(arguments.dropFirst())
@@ -219,5 +184,5 @@ case "version", "--version":
         print("apns-sandbox \(version)")
     }
 case "help", "--help", "-h", nil: print(usage)
-case let other?: fail("unknown command \(other)\n\n\(usage)")
+case let other?: fail("unknown command \(other) (see apns-sandbox --help)")
 }

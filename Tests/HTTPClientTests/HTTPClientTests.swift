@@ -95,6 +95,20 @@ struct HTTPClientTests {
         #expect(discarded.body.isEmpty && discarded.byteCount == 5000)
     }
 
+    /// `onChunk` sees every body byte as it arrives, in order, whatever the destination.
+    @Test func chunksReachOnChunk() async throws {
+        let server = try LoopbackServer()
+        let client = HTTPClient()
+        defer { client.shutdown() }
+        let seen = Mutex<[UInt8]>([])
+        var request = HTTPClient.Request(url: server.url("/bytes/50000"), timeoutMilliseconds: 5000, destination: .discard)
+        request.onChunk = { chunk in seen.withLock { $0 += chunk } }
+        let answer = try await send(client, request).get()
+        #expect(answer.byteCount == 50000 && answer.body.isEmpty)
+        let expected = try await send(client, HTTPClient.Request(url: server.url("/bytes/50000"), timeoutMilliseconds: 5000)).get()
+        #expect(seen.withLock { $0 } == expected.body)
+    }
+
     /// Decoding asks for compressed bodies and hands back the decoded bytes.
     @Test func decodesCompressedBodies() async throws {
         let server = try LoopbackServer()

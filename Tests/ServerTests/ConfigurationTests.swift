@@ -78,6 +78,31 @@ import Testing
         }
     }
 
+    /// `APNS_SANDBOX_TLS_PORT=443,2197` (the container image's): the TLS listener on 443 and a copy on 2197;
+    /// applying it again changes nothing; a bad or repeated port is named.
+    @Test func tlsPortListAddsListeners() throws {
+        var configuration = SandboxConfiguration()
+        try configuration.applyEnvironment(["APNS_SANDBOX_HOST": "::", "APNS_SANDBOX_TLS_PORT": "443,2197"])
+        try configuration.applyEnvironment(["APNS_SANDBOX_TLS_PORT": "443, 2197"])
+        let tls = configuration.listeners.filter(\.tls)
+        #expect(tls.map(\.port) == [443, 2197])
+        #expect(tls.map(\.name) == ["tls", "tls-2197"])
+        #expect(tls.allSatisfy { $0.host == "::" && $0.admin == tls[0].admin })
+        try configuration.validate()
+        for bad in ["443,", "443,443", "443,x"] {
+            #expect(throws: ConfigurationError.self) {
+                var copy = SandboxConfiguration()
+                try copy.applyEnvironment(["APNS_SANDBOX_TLS_PORT": bad])
+            }
+        }
+        do {
+            var copy = SandboxConfiguration()
+            try copy.applyEnvironment(["APNS_SANDBOX_TLS_PORT": "443,443"])
+        } catch let error as ConfigurationError {
+            #expect("\(error)".contains("APNS_SANDBOX_TLS_PORT"))
+        }
+    }
+
     /// `APNS_SANDBOX_STREAMS_BEFORE_AUTHENTICATION` sets `apns.streamsBeforeAuthentication` (the load-tool
     /// one-liner); anything but a whole number from 0 up is an error naming the variable.
     @Test func streamsBeforeAuthenticationFromTheEnvironment() throws {

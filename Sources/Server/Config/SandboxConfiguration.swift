@@ -187,7 +187,7 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
         }
         if let value = environment["APNS_SANDBOX_HOST"], !value.isEmpty { setHost(value) }
         if let value = environment["APNS_SANDBOX_TLS_PORT"], !value.isEmpty {
-            try setPort(Self.port(value, "APNS_SANDBOX_TLS_PORT"), tls: true)
+            try setTLSPorts(value, "APNS_SANDBOX_TLS_PORT")
         }
         if let value = environment["APNS_SANDBOX_HTTP_PORT"], !value.isEmpty {
             try setPort(Self.port(value, "APNS_SANDBOX_HTTP_PORT"), tls: false)
@@ -225,6 +225,27 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
             listeners[i].port = port
         } else {
             listeners.append(Listener(name: tls ? "tls" : "cleartext", host: listeners.first?.host ?? "127.0.0.1", port: port, tls: tls))
+        }
+    }
+
+    /// Sets the TLS ports from `text`, one port or a comma-separated list (`443,2197`: Apple's port and its
+    /// alternative, as the container image listens): the first TLS listener takes the first port, and each
+    /// further port gets a copy of that listener named `<name>-<port>`.
+    public mutating func setTLSPorts(_ text: String, _ name: String) throws {
+        let ports = try text.split(separator: ",", omittingEmptySubsequences: false)
+            .map { try Self.port($0.trimmingCharacters(in: .whitespaces), name) }
+        guard Set(ports).count == ports.count else { throw ConfigurationError("\(name)=\(text) names a port twice") }
+        setPort(ports[0], tls: true)
+        guard let base = listeners.first(where: { $0.tls }) else { return }
+        for port in ports.dropFirst() {
+            var extra = base
+            extra.name = "\(base.name)-\(port)"
+            extra.port = port
+            if let existing = listeners.firstIndex(where: { $0.name == extra.name }) {
+                listeners[existing] = extra
+            } else {
+                listeners.append(extra)
+            }
         }
     }
 

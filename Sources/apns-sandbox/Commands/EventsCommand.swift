@@ -1,0 +1,118 @@
+// APNs Sandbox — `events`: the live event stream (Server-Sent Events), one line per event.
+import Foundation
+import HTTPClient
+import Synchronization
+
+extension CommandRegistry {
+    static let events = Command(
+        name: "events",
+        summary: "Follows the event stream (GET /api/v1/events) and prints one line per event until interrupted.",
+        options: [
+            Option("--type", "A,B", "only these event types (push.accepted, notification.displayed, …)"),
+            Option("--device", "TOKEN", "only this device's events"),
+            Option("--topic", "TOPIC", "only this topic's events"),
+            Option("--last-event-id", "ID", "resume after this event (from the event log)"),
+            Option("--count", "N", "stop after N events (exit 0)"),
+        ],
+        notes: ["--json prints each event's JSON envelope on a line of its own (NDJSON)."],
+        run: runEvents)
+
+    static func runEvents(_ arguments: ParsedArguments) throws -> Int32 {
+        let count = try arguments.integer("--count", in: 1...Int64(Int32.max))
+        var query: [String] = []
+        for (flag, name) in [("--type", "type"), ("--device", "device"), ("--topic", "topic"), ("--last-event-id", "lastEventId")] {
+            if let value = arguments.value(flag) { query.append("\(name)=\(ServerConnection.escape(value))") }
+        }
+        let api = try ServerConnection(arguments)
+        let printer = EventPrinter(json: arguments.json, limit: count.map(Int.init))
+        let done = DispatchSemaphore(value: 0)
+        let ending = Mutex<Result<HTTPClient.Response, HTTPClient.Failure>?>(nil)
+        let path = "/api/v1/events" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
+        let handle = api.stream(path, explicitTimeout: arguments.value("--timeout") != nil, onChunk: { chunk in
+            if printer.take(chunk) { done.signal() }
+        }, completion: { result in
+            ending.withLock { $0 = result }
+            done.signal()
+        })
+        done.wait()
+        if printer.isDone {
+            handle.cancel()
+            return 0
+        }
+        switch ending.withLock({ $0 }) {
+        case .success(let response) where response.status != 200:
+            throw CommandFailure("GET \(path): \(ServerConnection.errorText(status: response.status, body: printer.received))")
+        case .failure(let failure):
+            throw CommandFailure("GET \(path): \(failure)")
+        default:
+            throw CommandFailure("GET \(path): the server ended the stream")
+        }
+    }
+}
+
+/// Parses Server-Sent Events from the stream's chunks and prints each event as it completes.
+///
+/// `@unchecked Sendable`: ``take(_:)`` runs only on the HTTP client's transfer thread, one chunk after the
+/// other; the main thread reads ``isDone`` and ``received`` only after that stream has signalled it (the
+/// semaphore orders the accesses).
+final class EventPrinter: @unchecked Sendable {
+    private let json: Bool
+    private let limit: Int?
+    private var pending: [UInt8] = []
+    private var data: [String] = []
+    private var printed = 0
+    /// The first bytes received (an error answer's body).
+    private(set) var received: [UInt8] = []
+    private(set) var isDone = false
+
+    init(json: Bool, limit: Int?) {
+        self.json = json
+        self.limit = limit
+    }
+
+    /// Takes a chunk; true once the limit of events is reached.
+    func take(_ chunk: [UInt8]) -> Bool {
+        guard !isDone else { return false }
+        if received.count < 4096 { received += chunk.prefix(4096 - received.count) }
+        pending += chunk
+        while let newline = pending.firstIndex(of: 0x0A) {
+            var line = String(decoding: pending[..<newline], as: UTF8.self)
+            pending.removeSubrange(...newline)
+            if line.hasSuffix("\r") { line.removeLast() }
+            if line.isEmpty {
+                guard !data.isEmpty else { continue }
+                emit(data.joined(separator: "\n"))
+                data = []
+                if let limit, printed >= limit {
+                    isDone = true
+                    return true
+                }
+            } else if line.hasPrefix("data:") {
+                data.append(String(line.dropFirst(5).drop { $0 == " " }))
+            }
+            // `id:`, `event:` and comments (heartbeats): the envelope has the id and type already.
+        }
+        return false
+    }
+
+    private func emit(_ envelope: String) {
+        printed += 1
+        let line = json ? envelope : Self.summary(envelope)
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    /// `<timestamp>  <type>  <apns-id>  <device>  <topic>  <status>  <title or reason>`.
+    static func summary(_ envelope: String) -> String {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(envelope.utf8))) as? [String: Any] else {
+            return envelope
+        }
+        let data = object["data"] as? [String: Any] ?? [:]
+        let displayed = data["displayed"] as? [String: Any]
+        let fields: [String?] = [
+            object["timestamp"] as? String, object["type"] as? String, (data["apnsId"] as? String).map { String($0.prefix(8)) },
+            (data["deviceToken"] as? String).map { String($0.prefix(8)) + "…" }, data["topic"] as? String,
+            displayed.map { "\"\(Output.text($0["title"] ?? $0["body"]))\"" } ?? (data["reason"] as? String),
+        ]
+        return fields.compactMap { $0 }.joined(separator: "  ")
+    }
+}
