@@ -34,6 +34,8 @@ let package = Package(
         .target(name: "Transport", dependencies: ["Support", "CLinuxSystem", "COpenSSL", "CLibShims"], swiftSettings: strict),
         .target(name: "HTTP", dependencies: ["Support", "Transport", "CNGHTTP2", "CZlib", "CLibShims"], swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["Support", "COpenSSL", "CLibShims"], swiftSettings: strict),
+        // The metrics registry (counters, gauges, histograms) and Prometheus' text format; no project module.
+        .target(name: "Metrics", swiftSettings: strict),
         // The event hub (SSE fan-out), the recorder of events that come from no notification, the webhook outbox's models.
         .target(name: "Events", dependencies: ["Sandbox", "APNsProtocol", "Support"], swiftSettings: strict),
         .target(name: "Store", dependencies: ["Sandbox", "Events", "APNsProtocol", "CSQLite3", "CLibShims", "Support"], swiftSettings: strict),
@@ -45,7 +47,7 @@ let package = Package(
         .target(name: "Dashboard", resources: [.embedInCode("Assets")], swiftSettings: strict),
         .target(
             name: "Server",
-            dependencies: ["Support", "Transport", "HTTP", "Crypto", "APNsProtocol", "Sandbox", "Events", "Store", "ExtensionRuntime", "Webhooks", "HTTPClient", "Dashboard"],
+            dependencies: ["Support", "Transport", "HTTP", "Crypto", "APNsProtocol", "Sandbox", "Events", "Store", "ExtensionRuntime", "Webhooks", "HTTPClient", "Dashboard", "Metrics"],
             swiftSettings: strict),
         .executableTarget(name: "apns-sandbox", dependencies: ["Server", "Support", "Crypto", "HTTPClient"], swiftSettings: strict),
         // Apple's UNNotificationServiceExtension shape for `exec` extensions; Foundation only, no other target here.
@@ -57,6 +59,7 @@ let package = Package(
         // posix_spawn for the tests' child processes (Foundation's Process.run crashes on 6.3.1 Linux).
         .target(name: "TestProcessSupport", path: "Tests/TestProcessSupport", swiftSettings: strict),
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
+        .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strict),
         .testTarget(name: "APNsProtocolTests", dependencies: ["APNsProtocol", "Support"], swiftSettings: strict),
         .testTarget(name: "SandboxTests", dependencies: ["Sandbox", "APNsProtocol"], swiftSettings: strict),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Support"], swiftSettings: strict),

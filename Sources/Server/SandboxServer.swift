@@ -65,6 +65,8 @@ public final class SandboxServer: Sendable {
     private let network: NetworkServices
     /// Everything `start()` starts, in order.
     let services: ServiceGroup
+    /// `GET /metrics` (docs/metrics.md).
+    let metrics = SandboxMetrics()
 
     /// Builds the server; nothing runs until ``start()``.
     /// - Throws: ``ConfigurationError`` for an invalid configuration, a data directory in use by another
@@ -137,7 +139,7 @@ public final class SandboxServer: Sendable {
         let webhookSender = CurlWebhookSender()
         let webhooks = WebhookDispatcher(
             settings: configuration.webhooks.settings, repository: outbox, eventLog: store, sender: webhookSender,
-            clock: clock, logger: logger.with("component", "webhooks"))
+            clock: clock, logger: logger.with("component", "webhooks"), onAttempt: { [metrics] in metrics.webhookAttempted($0) })
         self.webhooks = webhooks
         // Before anything logs events (recovery, seeding): every committed event reaches both.
         store.observeEvents { events in
@@ -160,7 +162,8 @@ public final class SandboxServer: Sendable {
         self.extensions = extensions
         let engine = DeliveryEngine(
             configuration: deliveryConfiguration, clock: clock, notifications: store, devices: store,
-            serviceExtensionRunner: extensions, onChange: { waiters.notify($0) })
+            serviceExtensionRunner: MeasuredExtensionRunner(runner: extensions, metrics: metrics, clock: clock),
+            onChange: { [metrics] in waiters.notify($0); metrics.notificationChanged($0) })
         self.engine = engine
 
         let registry = DeviceRegistry(unknownTokenPolicy: settings.unknownDeviceTokens)
@@ -194,7 +197,8 @@ public final class SandboxServer: Sendable {
             keys: keys, registry: registry, sink: RecordingPushSink(recent: pushes, events: recorder), settings: settings, listenerEnvironments: listenerEnvironments,
             receiver: engine, clock: clock, faults: faults.book,
             // A fault's latency is real time, also while the virtual clock stands still.
-            realTime: clock as? SystemClock ?? SystemClock(label: "apns-sandbox.fault-latency"), logger: logger.with("component", "provider"))
+            realTime: clock as? SystemClock ?? SystemClock(label: "apns-sandbox.fault-latency"), metrics: metrics,
+            logger: logger.with("component", "provider"))
 
         var router = Router(errors: ErrorResponder(logger: logger.with("component", "api")))
         provider.register(on: &router)  // first: the hot path matches at once
@@ -224,6 +228,9 @@ public final class SandboxServer: Sendable {
         ResetRoutes(service: resets).register(on: &router)
         SnapshotRoutes(service: resets, execPolicy: execPolicy).register(on: &router)
         OpenAPIDocument.register(on: &router)
+        MetricsRoutes.register(on: &router, registry: metrics.registry)
+        Self.registerScrapedMetrics(metrics, ScrapeSources(
+            store: store, storeFile: storeFile, outbox: outbox, outboxFile: outboxFile, eventHub: eventHub, extensions: extensions))
         if configuration.dashboard.enabled {
             let assets: DashboardAssets = configuration.dashboard.assetsDirectory.map {
                 .directory(CredentialTools.resolve($0, against: configuration.baseDirectory))

@@ -257,3 +257,16 @@ extension SQLiteStore: WebhookRepository {
         return deliveries
     }
 }
+
+extension SQLiteStore {
+    /// Deliveries waiting for a retry: pending after at least one failed attempt (the webhook retry backlog).
+    public func retryingDeliveryCount() throws -> Int {
+        try read { connection in
+            try connection.withStatement(
+                "SELECT count(*) FROM webhook_deliveries WHERE status = 'pending' AND attempts > 0"
+            ) { statement in
+                try statement.step() ? statement.int(at: 0) : 0
+            }
+        }
+    }
+}

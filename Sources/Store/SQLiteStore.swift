@@ -171,6 +171,12 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
         close()
     }
 
+    /// Sets the one observer of commit durations (seconds of each write transaction, `BEGIN IMMEDIATE` to
+    /// `COMMIT`), called on the writer thread after each commit: it must not block.
+    public func observeCommits(_ observer: (@Sendable (Double) -> Void)?) {
+        queue.commitObserver.withLock { $0 = observer }
+    }
+
     /// Write transactions committed so far (group-commit batches plus synchronous writes).
     public var committedTransactions: Int {
         queue.committedTransactions.load(ordering: .relaxed)

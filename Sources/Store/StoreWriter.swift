@@ -360,11 +360,15 @@ final class StoreWriter {
     }
 
     private func transaction<Value>(_ body: () throws -> Value) throws -> Value {
+        let started = MonotonicClock.nanoseconds()
         try connection.execute("BEGIN IMMEDIATE")
         do {
             let value = try body()
             try connection.execute("COMMIT")
             queue.committedTransactions.add(1, ordering: .relaxed)
+            if let observer = queue.commitObserver.withLock({ $0 }) {
+                observer(Double(MonotonicClock.nanoseconds() &- started) / 1_000_000_000)
+            }
             return value
         } catch {
             if connection.isInTransaction {

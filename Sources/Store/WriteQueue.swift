@@ -87,6 +87,9 @@ final class WriteQueue: @unchecked Sendable {
     let committedTransactions = Atomic<Int>(0)
     /// Told about every committed event, in id order, on the writer thread (see ``SQLiteStore/observeEvents(_:)``).
     let eventObserver = Mutex<(@Sendable ([SandboxEvent]) -> Void)?>(nil)
+    /// Told the duration in seconds of every committed write transaction, on the writer thread
+    /// (see ``SQLiteStore/observeCommits(_:)``).
+    let commitObserver = Mutex<(@Sendable (Double) -> Void)?>(nil)
     /// `pthread_self()` of the writer thread, 0 before it starts.
     let writerThread = Atomic<UInt>(0)
 

@@ -59,6 +59,8 @@ extension WebhookDispatcher {
         let attemptsDone = delivery.attempts.count + 1
         let next = succeeded ? nil : settings.nextAttempt(after: attemptsDone, failedAt: now, random: { Double.random(in: 0...1) })
         let status: WebhookDeliveryStatus = succeeded ? .succeeded : (next == nil ? .failed : .pending)
+        let attemptResult = WebhookAttemptResult(deliveryID: delivery.id, attempt: attempt, status: status, nextAttemptAt: next)
+        onAttempt(attemptResult)
         let scheduleFlush = state.withLock { state -> Bool in
             if let endpoint = state.endpoints[subscriptionID] {
                 if succeeded {
@@ -71,8 +73,7 @@ extension WebhookDispatcher {
                 endpoint.inFlight.remove(delivery.id)
                 endpoint.recording.insert(delivery.id)
             }
-            state.finished.append((WebhookAttemptResult(
-                deliveryID: delivery.id, attempt: attempt, status: status, nextAttemptAt: next), subscriptionID))
+            state.finished.append((attemptResult, subscriptionID))
             defer { state.isFlushScheduled = true }
             return !state.isFlushScheduled
         }

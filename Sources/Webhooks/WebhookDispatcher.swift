@@ -59,6 +59,8 @@ public final class WebhookDispatcher: Sendable {
     let isPumpScheduled = Atomic<Bool>(false)
     /// How often due retries and breaker trials are looked for even without new events.
     let tickMilliseconds: Int64
+    /// Told about every attempt's result (on the dispatcher's queue, before it is recorded): the metrics.
+    let onAttempt: @Sendable (WebhookAttemptResult) -> Void
     /// Most events fanned out per subscription per pass.
     static let fanOutBatch = 1000
     /// Most fanned-out deliveries kept in memory per subscription (the rest are read back when due).
@@ -69,8 +71,10 @@ public final class WebhookDispatcher: Sendable {
 
     public init(
         settings: WebhookSettings, repository: any WebhookRepository, eventLog: any EventLogRepository,
-        sender: any WebhookSending, clock: any SandboxClock, logger: Logger, tickMilliseconds: Int64 = 250
+        sender: any WebhookSending, clock: any SandboxClock, logger: Logger, tickMilliseconds: Int64 = 250,
+        onAttempt: @escaping @Sendable (WebhookAttemptResult) -> Void = { _ in }
     ) {
+        self.onAttempt = onAttempt
         self.settings = settings
         self.repository = repository
         self.eventLog = eventLog

@@ -4,7 +4,7 @@ import Foundation
 import Server
 import Support
 
-let version = "0.1.0"
+let version = SandboxServer.version  // also apns_sandbox_build_info's label
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("apns-sandbox: \(message)\n".utf8))

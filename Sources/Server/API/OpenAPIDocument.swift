@@ -72,6 +72,10 @@ enum OpenAPIDocument {
             "200": { "description": "Serving", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Status" } } } },
             "503": { "description": "Draining (status draining), or not ready (status not-ready, with a reason: a store's writes fail, e.g. the disk is full, or its file is damaged)", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Readiness" } } } } } }
         },
+        "/metrics": {
+          "get": { "operationId": "getMetrics", "description": "Counters, gauges and histograms in Prometheus' text format 0.0.4 (docs/metrics.md). On the admin side: the admin token as a bearer token or HTTP Basic password when one is required.", "responses": {
+            "200": { "description": "Every metric family", "content": { "text/plain": { "schema": { "type": "string" } } } } } }
+        },
         "/ca.pem": {
           "get": { "operationId": "getCACertificate", "security": [], "description": "The sandbox CA (PEM) that clients trust for the TLS listener.", "responses": {
             "200": { "description": "The CA certificate", "content": { "application/x-pem-file": { "schema": { "type": "string" } } } } } }

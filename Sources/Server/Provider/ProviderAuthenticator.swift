@@ -21,13 +21,15 @@ struct AuthenticatedPush: Sendable {
 /// Certificate auth: a trusted client certificate replaces the token; its subject UID and topic
 /// extension decide the topics, its environment extensions the environments.
 struct ProviderAuthenticator: Sendable {
+    let metrics: SandboxMetrics?
     let keys: ProviderKeyStore
     let registry: DeviceRegistry
     let settings: APNsSettings
     let verifiedTokens = VerifiedTokenCache()
     let environmentKeyReason: APNsReason
 
-    init(keys: ProviderKeyStore, registry: DeviceRegistry, settings: APNsSettings) {
+    init(keys: ProviderKeyStore, registry: DeviceRegistry, settings: APNsSettings, metrics: SandboxMetrics? = nil) {
+        self.metrics = metrics
         self.keys = keys
         self.registry = registry
         self.settings = settings
@@ -59,7 +61,7 @@ struct ProviderAuthenticator: Sendable {
 
     /// nil when the connection presented no client certificate.
     private func certificateInfo(connection: ConnectionInfo, nowSeconds: Int64) -> Result<ClientCertificateInfo, APNsError>? {
-        let state = ProviderConnection.of(connection.session).withState { state in
+        let state = ProviderConnection.of(connection.session, metrics: metrics).withState { state in
             if case .notChecked = state.certificate {
                 if let peer = connection.peerCertificate {
                     if peer.isTrusted, let info = try? ClientCertificateInfo.parse(der: peer.der) {
@@ -126,7 +128,7 @@ struct ProviderAuthenticator: Sendable {
         nowSeconds: Int64, monotonicNow: UInt64
     ) -> Result<AuthenticatedPush, APNsError> {
         let session = connection.session
-        let providerConnection = ProviderConnection.of(session)
+        let providerConnection = ProviderConnection.of(session, metrics: metrics)
         // Fast path: the same token as the previous push on this connection.
         let current = providerConnection.withState { $0.currentToken }
         let token: ProviderConnectionState.CurrentToken

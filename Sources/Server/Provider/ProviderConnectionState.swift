@@ -7,9 +7,15 @@ import Synchronization
 /// The provider endpoint's object in each `ConnectionSession`.
 final class ProviderConnection: Sendable {
     private let state = Mutex(ProviderConnectionState())
+    /// Counts the connection in `apns_sandbox_provider_connections` while the session keeps this object.
+    private let tracker: ProviderConnectionTracker?
 
-    static func of(_ session: ConnectionSession) -> ProviderConnection {
-        session.object(ProviderConnection.self) { ProviderConnection() }
+    private init(tracker: ProviderConnectionTracker?) {
+        self.tracker = tracker
+    }
+
+    static func of(_ session: ConnectionSession, metrics: SandboxMetrics? = nil) -> ProviderConnection {
+        session.object(ProviderConnection.self) { ProviderConnection(tracker: metrics.map(ProviderConnectionTracker.init)) }
     }
 
     func withState<R>(_ body: (inout ProviderConnectionState) -> R) -> R {

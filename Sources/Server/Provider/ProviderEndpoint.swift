@@ -36,18 +36,21 @@ final class ProviderEndpoint: Sendable {
     let faults: FaultBook
     /// Real time, for a fault's latency (the sandbox clock may be frozen).
     let realTime: any SandboxClock
+    /// Counts every answer (`apns_sandbox_pushes_total`), authentication failure and applied fault.
+    let metrics: SandboxMetrics?
 
     init(
         keys: ProviderKeyStore, registry: DeviceRegistry, sink: any PushRecordSink, settings: APNsSettings,
         listenerEnvironments: [String: APNsEnvironment], receiver: (any AcceptedPushReceiver)? = nil,
         clock: any SandboxClock, faults: FaultBook = FaultBook(), realTime: (any SandboxClock)? = nil,
-        logger: Logger = Logger(label: "provider")
+        metrics: SandboxMetrics? = nil, logger: Logger = Logger(label: "provider")
     ) {
+        self.metrics = metrics
         self.faults = faults
         self.realTime = realTime ?? clock
         self.receiver = receiver
         self.logger = logger
-        self.authenticator = ProviderAuthenticator(keys: keys, registry: registry, settings: settings)
+        self.authenticator = ProviderAuthenticator(keys: keys, registry: registry, settings: settings, metrics: metrics)
         self.registry = registry
         self.sink = sink
         self.settings = settings
@@ -73,22 +76,26 @@ final class ProviderEndpoint: Sendable {
 
     /// Validates the push; an accepted one is answered 200 once the receiver has committed it.
     func respond(to request: HTTPRequest) -> HandlerResult {
-        let (response, accepted, latency) = evaluate(request)
+        let (response, accepted, latency, tally) = evaluate(request)
         guard let accepted, let receiver else {
+            count(tally, request)
             if logger.level <= .debug { logPush(request, response) }
             guard latency > 0 else { return .response(response) }
-            return .deferred { [self] respond in answer(response, after: latency, respond) }
+            return .deferred { [self] respond in answer(response, after: latency, waiting(respond)) }
         }
         let logger = self.logger
         return .deferred { [self] respond in
+            let respond = waiting(respond)
             receiver.accept(accepted) { result in
                 switch result {
                 case .success:
+                    self.count(tally, request)
                     if logger.level <= .debug { self.logPush(request, response) }
                     self.answer(response, after: latency, respond)
                 case .failure(let error):
                     logger.error("push not stored", [("apns.id", accepted.apnsID), ("error", "\(error)")])
                     let failure = APNsError(.internalServerError)
+                    self.count(tally.map { PushTally(reason: failure.reason, pushType: $0.pushType, environment: $0.environment) }, request)
                     var headers = response.headers
                     headers.set("content-type", "application/json")
                     respond(HTTPResponse(status: failure.status, headers: headers, body: failure.jsonBody))
@@ -112,7 +119,9 @@ final class ProviderEndpoint: Sendable {
     /// `apns-id`), after the path and headers are checked. Other paths get the generic answer.
     func answerOversized(_ request: HTTPRequest) -> HTTPResponse? {
         guard request.path.hasPrefix("/3/") || request.path == "/3" else { return nil }
-        return evaluate(request, bodyTooLarge: true).response
+        let evaluation = evaluate(request, bodyTooLarge: true)
+        count(evaluation.tally, request)
+        return evaluation.response
     }
 
     /// Answers a push whose header section is over the transport's limits (HTTP/2
@@ -123,13 +132,16 @@ final class ProviderEndpoint: Sendable {
     /// `MissingDeviceToken`): the header fields are incomplete. Other paths get the generic answer.
     func answerOversizedHeaders(_ request: HTTPRequest) -> HTTPResponse? {
         guard request.path.hasPrefix("/3/") || request.path == "/3" else { return nil }
-        return evaluate(request, headersTooLarge: true).response
+        let evaluation = evaluate(request, headersTooLarge: true)
+        count(evaluation.tally, request)
+        return evaluation.response
     }
 
-    /// The response for a push, plus the notification to deliver when it is accepted and a fault's latency (ms).
+    /// The response for a push, plus the notification to deliver when it is accepted, a fault's latency (ms),
+    /// and what the metrics count of the answer (nil when a connection fault drops the push).
     func evaluate(
         _ request: HTTPRequest, bodyTooLarge: Bool = false, headersTooLarge: Bool = false
-    ) -> (response: HTTPResponse, accepted: NotificationRecord?, latency: Int64) {
+    ) -> (response: HTTPResponse, accepted: NotificationRecord?, latency: Int64, tally: PushTally?) {
         let nowMilliseconds = clock.nowMilliseconds
         let environment = environment(of: request)
         let headerList = request.headers.fields.map { (name: $0.name, value: $0.value) }
@@ -139,7 +151,7 @@ final class ProviderEndpoint: Sendable {
         record.loopIndex = request.connection.loopIndex
 
         var fault: FaultEffect?
-        func reject(_ error: APNsError) -> (response: HTTPResponse, accepted: NotificationRecord?, latency: Int64) {
+        func reject(_ error: APNsError) -> (response: HTTPResponse, accepted: NotificationRecord?, latency: Int64, tally: PushTally?) {
             if record.apnsID.isEmpty {
                 record.apnsID = PushRequestValidator.echoedAPNsID(in: headerList)
                     ?? UUIDGenerator.makeTimeOrdered(unixMilliseconds: nowMilliseconds)
@@ -155,7 +167,8 @@ final class ProviderEndpoint: Sendable {
             sink.record(record)
             var response = HTTPResponse(status: error.status, headers: headers, body: error.jsonBody)
             response.connectionFault = fault?.connectionFault
-            return (response, nil, fault?.latencyMilliseconds ?? 0)
+            return (response, nil, fault?.latencyMilliseconds ?? 0,
+                    PushTally(reason: error.reason, pushType: record.pushType, environment: environment))
         }
 
         let token: DeviceToken
@@ -187,7 +200,9 @@ final class ProviderEndpoint: Sendable {
             nowSeconds: nowMilliseconds / 1000, monotonicNow: clock.monotonicNanoseconds)
         {
         case .success(let result): authenticated = result
-        case .failure(let error): return reject(error)
+        case .failure(let error):
+            metrics?.pushes.countAuthFailure(error.reason)
+            return reject(error)
         }
         record.authentication = authenticated.authentication
         record.topic = authenticated.topic
@@ -197,6 +212,7 @@ final class ProviderEndpoint: Sendable {
             token: token, headers: headers, headerList: headerList, authenticated: authenticated,
             environment: environment, apnsID: record.apnsID, connectionID: request.connection.id, now: nowMilliseconds)
         if let fault {
+            metrics?.faultsApplied.labels(fault.applied.action).increment()
             switch fault.action {
             case .reject(let reason, let timestamp):
                 return reject(APNsError(reason, timestamp: timestamp ?? nowMilliseconds))
@@ -205,7 +221,7 @@ final class ProviderEndpoint: Sendable {
                 sink.record(record)
                 var response = HTTPResponse(status: 500)
                 response.connectionFault = fault.connectionFault
-                return (response, nil, fault.latencyMilliseconds)
+                return (response, nil, fault.latencyMilliseconds, nil)
             default:
                 break
             }
@@ -234,7 +250,8 @@ final class ProviderEndpoint: Sendable {
         if let applied = fault?.applied { notification?.faults = [applied] }
         var response = HTTPResponse(status: 200, headers: responseHeaders)
         response.connectionFault = fault?.connectionFault
-        return (response, notification, fault?.latencyMilliseconds ?? 0)
+        return (response, notification, fault?.latencyMilliseconds ?? 0,
+                PushTally(reason: nil, pushType: record.pushType, environment: environment))
     }
 
     /// What the store keeps of an `authorization` header: provider tokens are credentials (valid for an
