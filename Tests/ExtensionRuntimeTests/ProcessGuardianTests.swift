@@ -18,7 +18,8 @@ import Testing
         defer { ProcessTesting.close(shell) }
         let pid = try #require(guardian?.pid)
         let sleeper = try ProcessRegistryTests.grandchild(of: shell)
-        #expect(ProcessStatus(pid: pid)?.group == pid)
+        // The guardian calls setsid() right after its fork; on a loaded machine this may run first.
+        #expect(waitUntil { ProcessStatus(pid: pid)?.group == pid })
 
         guardian = nil  // closes the pipe and reaps the guardian
         #expect(ProcessStatus(pid: pid) == nil)
