@@ -1,11 +1,13 @@
 // APNs Sandbox — the CLI's way to a running sandbox: its URL, the admin token, requests and answers.
 import Foundation
 import HTTPClient
+import Support
 import Synchronization
 
 /// A running sandbox as the command line reaches it: `--url` (or `APNS_SANDBOX_URL`), the admin token
-/// (`--admin-token-file`, else `APNS_SANDBOX_ADMIN_TOKEN`, else `<data-dir>/admin-token` when it exists) and
-/// the project's one HTTP client (``HTTPClient``), used synchronously.
+/// (`--admin-token-file`, else `APNS_SANDBOX_ADMIN_TOKEN`, else `<data-dir>/admin-token` when it exists), the
+/// CA an https:// URL is checked with (`--ca`, else `<data-dir>/ca.pem` when it exists) and the project's
+/// one HTTP client (``HTTPClient``), used synchronously.
 struct ServerConnection: Sendable {
     /// `http://host:port`, without a trailing slash.
     let baseURL: String
@@ -140,10 +142,6 @@ struct ServerConnection: Sendable {
         return "\(status)\(text.isEmpty ? "" : " " + text)"
     }
 
-    /// A path segment or query value, percent-encoded.
-    static func escape(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
-    }
+    /// A path segment or query value, percent-encoded (``PercentEncoding/segment(_:)``).
+    static func escape(_ text: String) -> String { PercentEncoding.segment(text) }
 }
