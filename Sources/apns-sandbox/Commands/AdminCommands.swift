@@ -108,7 +108,7 @@ extension CommandRegistry {
             summary: "Writes the simulated world (devices, apps, keys, webhooks) as one JSON document (default: standard output).",
             options: [
                 Option("--notifications", nil, "include the notification records"),
-                Option("--secrets", nil, "include secrets (webhook signing secrets)"),
+                Option("--secrets", nil, "include devices' keychain keys (webhook secrets are never exported)"),
             ],
             run: { arguments in
                 let query = "notifications=\(arguments.has("--notifications"))&secrets=\(arguments.has("--secrets"))"
