@@ -99,8 +99,7 @@ func serve(_ arguments: ArraySlice<String>) -> Never {
 /// Loads `--config` (or APNS_SANDBOX_CONFIG, or config/sandbox.json when it exists) for the tools.
 func toolConfiguration(_ flags: [String: String]) -> SandboxConfiguration {
     let environment = ProcessInfo.processInfo.environment
-    let path = flags["--config"] ?? environment["APNS_SANDBOX_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
-        ?? (FileManager.default.fileExists(atPath: "config/sandbox.json") ? "config/sandbox.json" : nil)
+    let path = ConfigurationFile.path(flags["--config"])
     do {
         var configuration = try path.map { try SandboxConfiguration.load(path: $0) } ?? SandboxConfiguration()
         try configuration.applyEnvironment(environment)
@@ -178,11 +177,13 @@ case "healthcheck": healthcheck(arguments.dropFirst())
 case "token": token(arguments.dropFirst())
 case "client-cert": clientCertificate(arguments.dropFirst())
 case "version", "--version":
-    if arguments.dropFirst().contains(where: { $0 == "-h" || $0 == "--help" }) {
-        print(usage(of: "version"), terminator: "")
-    } else {
-        print("apns-sandbox \(version)")
+    let rest = arguments.dropFirst()
+    if let extra = rest.first(where: { !$0.hasPrefix("-") }) {
+        fail("version: unexpected argument \(extra) (see apns-sandbox version --help)")
     }
+    // `--help` prints the usage; any other option is an error naming it.
+    _ = options(rest, allowed: [], command: "version")
+    print("apns-sandbox \(version)")
 case "help", "--help", "-h", nil: print(usage)
 case let other?: fail("unknown command \(other) (see apns-sandbox --help)")
 }

@@ -145,6 +145,9 @@ import Testing
                 let object = jsonObject(output.stdoutText)
                 #expect(object != nil, "\(arguments) is not JSON: \(output)")
                 if let key { #expect(object?[key] != nil, "\(arguments) has no \(key): \(output)") }
+                if let check = Self.jsonChecks[arguments.prefix(2).joined(separator: " ")], let object {
+                    #expect(check(object), "\(arguments): unexpected values: \(output)")
+                }
             }
             let clock = try #require(jsonObject(try await Self.cli(server, ["clock", "show", "--json"]).stdoutText))
             #expect((clock["now"] as? String)?.hasPrefix("2030-01-01") == true, "\(clock)")
@@ -159,6 +162,23 @@ import Testing
             #expect(reset.status == 0 && jsonObject(reset.stdoutText) != nil, "\(reset)")
             #expect(try await Self.cli(server, ["reset", "--bundle-id", testTopic]).stdoutText == "reset\n")
         }
+    }
+
+    /// What the `--json` answers of `jsonOutputParses` must say (a virtual clock; the device has `testTopic`).
+    static let jsonChecks: [String: @Sendable ([String: Any]) -> Bool] = [
+        "devices offline": { $0["online"] as? Bool == false },
+        "devices online": { $0["online"] as? Bool == true },
+        "devices uninstall": { app(testTopic, of: $0).map { $0["uninstalledAt"] is NSNumber } == true },
+        "devices install": { app(testTopic, of: $0).map { $0["uninstalledAt"] == nil || $0["uninstalledAt"] is NSNull } == true },
+        "apps show": { $0["bundleId"] as? String == testTopic && $0["teamId"] as? String == testTeamID },
+        "clock freeze": { $0["mode"] as? String == "frozen" },
+        "clock resume": { $0["mode"] as? String == "running" },
+        "faults list": { ($0["rules"] as? [[String: Any]])?.count == 1 },
+    ]
+
+    /// The entry of `bundleID` in a device's `apps`.
+    static func app(_ bundleID: String, of device: [String: Any]) -> [String: Any]? {
+        (device["apps"] as? [[String: Any]])?.first { $0["bundleId"] as? String == bundleID }
     }
 
     /// `keys create` writes a `.p8` (mode 0600) and prints its Key ID and configuration entry; a sandbox

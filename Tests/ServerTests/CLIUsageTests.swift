@@ -69,6 +69,10 @@ import Testing
         let badTarget = directory + "/badtarget.apns"
         try #"{"Simulator Target Bundle":7,"aps":{}}"#.write(toFile: badTarget, atomically: true, encoding: .utf8)
         let device = String(repeating: "ab", count: 32)
+        let emptyToken = directory + "/empty-token"
+        try "\n".write(toFile: emptyToken, atomically: true, encoding: .utf8)
+        let cert = directory + "/client"
+        for file in [cert + ".pem", cert + "-key.pem"] { try "x".write(toFile: file, atomically: true, encoding: .utf8) }
         let cases: [([String], String)] = [
             (["devices", "add", "--nope"], "unknown option --nope"),
             (["devices", "list", "--limit"], "option --limit needs a value"),
@@ -94,6 +98,18 @@ import Testing
             (["token", "--nope", "x"], "apns-sandbox: token: unknown option --nope (see apns-sandbox token --help)"),
             (["frobnicate"], "apns-sandbox: unknown command frobnicate (see apns-sandbox --help)"),
             (["completion", "fish"], "the shell must be bash or zsh"),
+            (["devices", "list", "--timeout", "1e19"], "--timeout must be at most 86400 seconds, not 1e19"),
+            (["push", device, "com.example.app", noBundle, "--wait-timeout", "5"], "--wait-timeout needs --wait"),
+            (["push", device, "com.example.app", noBundle, "--token", "t", "--key-id", "K"], "--token and --key-id do not go together"),
+            (["push", device, "com.example.app", noBundle, "--cert", cert, "--config", "c.json"], "--cert and --config do not go together"),
+            (["push", device, "com.example.app", noBundle, "--cert", cert], "--cert needs --provider-url https://"),
+            (["push", device, "com.example.app", noBundle, "--cert", cert, "--provider-url", "http://127.0.0.1:9"], "--cert needs --provider-url https://"),
+            (["apps", "add", "com.example.other"], "--team is required"),
+            (["devices", "list", "--admin-token-file", emptyToken], "the admin token file \(emptyToken) is empty"),
+            (["devices", "list", "--ca", directory + "/none.pem"], "cannot read the CA file \(directory)/none.pem"),
+            (["events", "--idle-timeout", "0"], "--idle-timeout must be more than 0 seconds"),
+            (["version", "--bogus"], "apns-sandbox: version: unknown option --bogus"),
+            (["version", "extra"], "apns-sandbox: version: unexpected argument extra"),
         ]
         for (arguments, message) in cases {
             let output = try await run(binary, args: arguments, environment: ["APNS_SANDBOX_URL": "http://127.0.0.1:9"])

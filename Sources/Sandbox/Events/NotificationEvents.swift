@@ -1,5 +1,6 @@
 // APNs Sandbox — the events a notification's status changes announce, and their JSON bodies.
 import APNsProtocol
+import Support
 
 /// Builds the event for a notification record that just reached a status (``SandboxEventType/init(status:)``).
 ///
@@ -90,26 +91,7 @@ public enum NotificationEvents {
     /// Where an attachment is served: its identifier (which an extension chooses freely) percent-encoded
     /// as one path segment.
     public static func attachmentHref(apnsID: String, deviceToken: String, identifier: String) -> String {
-        href(apnsID: apnsID, deviceToken: deviceToken, under: "/attachments/" + percentEncodedSegment(identifier))
-    }
-
-    /// Every byte but the unreserved characters (RFC 3986 §2.3) as `%XX`.
-    static func percentEncodedSegment(_ text: String) -> String {
-        var result = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                 UInt8(ascii: "~"):
-                result.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                let hex = Array("0123456789ABCDEF".unicodeScalars)
-                result.unicodeScalars.append("%")
-                result.unicodeScalars.append(hex[Int(byte >> 4)])
-                result.unicodeScalars.append(hex[Int(byte & 0x0F)])
-            }
-        }
-        return result
+        href(apnsID: apnsID, deviceToken: deviceToken, under: "/attachments/" + PercentEncoding.segment(identifier))
     }
 
     /// What the user sees, as in the REST API's `DisplayedContent` (attachments with their download path).

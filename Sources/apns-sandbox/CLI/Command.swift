@@ -29,7 +29,7 @@ struct Command: Sendable {
     var operandCount: ClosedRange<Int> = 0...0
     var summary: String
     var options: [Option] = []
-    /// Talks to a running sandbox: takes `--url`, `--admin-token-file`, `--data-dir`, `--timeout`, `--json`.
+    /// Talks to a running sandbox: takes `--url`, `--admin-token-file`, `--data-dir`, `--ca`, `--timeout`, `--json`.
     var usesServer = true
     /// Lines after the options (examples, exit codes).
     var notes: [String] = []
@@ -61,7 +61,8 @@ extension Option {
         Option("--url", "URL", "the sandbox (env APNS_SANDBOX_URL, default http://127.0.0.1:8080)"),
         Option("--admin-token-file", "FILE", "admin token file (default: env APNS_SANDBOX_ADMIN_TOKEN, else DIR/admin-token)"),
         Option("--data-dir", "DIR", "the server's data directory (env APNS_SANDBOX_DATA_DIR, default ./data)"),
-        Option("--timeout", "SECONDS", "give up after this long (default 30)"),
+        Option("--ca", "FILE", "CA certificate for https:// URLs (default DIR/ca.pem when it exists)"),
+        Option("--timeout", "SECONDS", "give up after this long (default 30, at most 86400)"),
         Option("--json", nil, "print the server's JSON answer"),
     ]
 }

@@ -79,13 +79,29 @@ struct ParsedArguments: Sendable {
         return number
     }
 
-    /// A non-negative number of seconds (fractions allowed), or nil when the option is absent.
-    func seconds(_ name: String) throws -> Double? {
+    /// A number of seconds from 0 to `limit` (fractions allowed), or nil when the option is absent. The
+    /// bound keeps every later conversion to milliseconds (`Int64`) in range.
+    func seconds(_ name: String, atMost limit: Double = 86_400) throws -> Double? {
         guard let text = values[name] else { return nil }
         guard let number = Double(text), number.isFinite, number >= 0 else {
             throw UsageError("\(name) must be a number of seconds, not \(text)")
         }
+        guard number <= limit else {
+            throw UsageError("\(name) must be at most \(Int(limit)) seconds, not \(text)")
+        }
         return number
+    }
+
+    /// A usage error when `dependent` is given without `required` (`--wait-timeout` without `--wait`).
+    func requires(_ required: String, for dependent: String) throws {
+        let given = { (name: String) in self.values[name] != nil || self.switches.contains(name) }
+        if given(dependent) && !given(required) { throw UsageError("\(dependent) needs \(required)") }
+    }
+
+    /// A usage error when more than one of `names` is given.
+    func atMostOne(of names: [String]) throws {
+        let given = names.filter { values[$0] != nil || switches.contains($0) }
+        if given.count > 1 { throw UsageError("\(given.joined(separator: " and ")) do not go together") }
     }
 
     /// One of `choices`, or nil when the option is absent.

@@ -1,11 +1,13 @@
 // APNs Sandbox — the CLI's way to a running sandbox: its URL, the admin token, requests and answers.
 import Foundation
 import HTTPClient
+import Support
 import Synchronization
 
 /// A running sandbox as the command line reaches it: `--url` (or `APNS_SANDBOX_URL`), the admin token
-/// (`--admin-token-file`, else `APNS_SANDBOX_ADMIN_TOKEN`, else `<data-dir>/admin-token` when it exists) and
-/// the project's one HTTP client (``HTTPClient``), used synchronously.
+/// (`--admin-token-file`, else `APNS_SANDBOX_ADMIN_TOKEN`, else `<data-dir>/admin-token` when it exists), the
+/// CA an https:// URL is checked with (`--ca`, else `<data-dir>/ca.pem` when it exists) and the project's
+/// one HTTP client (``HTTPClient``), used synchronously.
 struct ServerConnection: Sendable {
     /// `http://host:port`, without a trailing slash.
     let baseURL: String
@@ -15,7 +17,7 @@ struct ServerConnection: Sendable {
 
     /// - Parameter url: Another address than `--url` (the provider API's TLS listener).
     init(
-        _ arguments: ParsedArguments, url given: String? = nil, caFile: String? = nil,
+        _ arguments: ParsedArguments, url given: String? = nil,
         clientCertificate: (String, String)? = nil
     ) throws {
         let environment = ProcessInfo.processInfo.environment
@@ -29,7 +31,7 @@ struct ServerConnection: Sendable {
         adminToken = try Self.adminToken(arguments, environment: environment)
         let seconds = try arguments.seconds("--timeout") ?? 30
         timeoutMilliseconds = max(1, Int64(seconds * 1000))
-        var configuration = HTTPClient.Configuration(threadName: "cli-http", maxConnections: 4, caFile: caFile)
+        var configuration = HTTPClient.Configuration(threadName: "cli-http", maxConnections: 4, caFile: try Self.caFile(arguments))
         // A sandbox on this machine is never reached through a proxy from the environment.
         let host = parsed.host ?? ""
         configuration.usesProxyEnvironment = !(host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]")
@@ -42,12 +44,24 @@ struct ServerConnection: Sendable {
             guard let data = FileManager.default.contents(atPath: file) else {
                 throw UsageError("cannot read the admin token file \(file)")
             }
-            return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !token.isEmpty else { throw UsageError("the admin token file \(file) is empty") }
+            return token
         }
         if let token = environment["APNS_SANDBOX_ADMIN_TOKEN"], !token.isEmpty { return token }
         guard let data = FileManager.default.contents(atPath: dataDirectory(arguments) + "/admin-token") else { return nil }
         let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         return token.isEmpty ? nil : token
+    }
+
+    /// `--ca` (which must be readable), else `<data-dir>/ca.pem` when it exists, else nil (the system's CAs).
+    static func caFile(_ arguments: ParsedArguments) throws -> String? {
+        if let file = arguments.value("--ca") {
+            guard FileManager.default.isReadableFile(atPath: file) else { throw UsageError("cannot read the CA file \(file)") }
+            return file
+        }
+        let file = dataDirectory(arguments) + "/ca.pem"
+        return FileManager.default.isReadableFile(atPath: file) ? file : nil
     }
 
     /// `--data-dir`, else `APNS_SANDBOX_DATA_DIR`, else `./data`.
@@ -140,10 +154,6 @@ struct ServerConnection: Sendable {
         return "\(status)\(text.isEmpty ? "" : " " + text)"
     }
 
-    /// A path segment or query value, percent-encoded.
-    static func escape(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
-    }
+    /// A path segment or query value, percent-encoded (``PercentEncoding/segment(_:)``).
+    static func escape(_ text: String) -> String { PercentEncoding.segment(text) }
 }

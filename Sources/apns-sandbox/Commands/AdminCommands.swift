@@ -80,7 +80,7 @@ extension CommandRegistry {
                     guard let preset = arguments.value("--preset") else { throw UsageError("give a rule file or --preset") }
                     rule = ["preset": preset]
                 }
-                if let duration = try arguments.seconds("--duration") { rule["durationSeconds"] = duration }
+                if let duration = try arguments.seconds("--duration", atMost: 31_536_000) { rule["durationSeconds"] = duration }
                 let body = try ServerConnection(arguments).api("POST", "/faults", json: rule)
                 if arguments.json { Output.json(body) } else { print(Output.text(try object(body)["id"])) }
                 return 0
@@ -108,7 +108,7 @@ extension CommandRegistry {
             summary: "Writes the simulated world (devices, apps, keys, webhooks) as one JSON document (default: standard output).",
             options: [
                 Option("--notifications", nil, "include the notification records"),
-                Option("--secrets", nil, "include secrets (webhook signing secrets)"),
+                Option("--secrets", nil, "include devices' keychain keys (webhook secrets are never exported)"),
             ],
             run: { arguments in
                 let query = "notifications=\(arguments.has("--notifications"))&secrets=\(arguments.has("--secrets"))"

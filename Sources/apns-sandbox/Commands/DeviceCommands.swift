@@ -117,10 +117,10 @@ extension CommandRegistry {
             }),
         Command(
             name: "apps add", operands: "<bundle-id>", operandCount: 1...1, summary: "Creates an app (POST /api/v1/apps).",
-            options: [Option("--team", "TEAM", "the team that owns it")],
+            options: [Option("--team", "TEAM", "the team that owns it (required)")],
             run: { arguments in
-                var request: [String: Any] = ["bundleId": arguments.operands[0]]
-                if let team = arguments.value("--team") { request["teamId"] = team }
+                guard let team = arguments.value("--team"), !team.isEmpty else { throw UsageError("--team is required") }
+                let request: [String: Any] = ["bundleId": arguments.operands[0], "teamId": team]
                 let body = try ServerConnection(arguments).api("POST", "/apps", json: request)
                 if arguments.json { Output.json(body) } else { print(Output.text(try object(body)["bundleId"])) }
                 return 0

@@ -13,48 +13,69 @@ extension CommandRegistry {
             Option("--topic", "TOPIC", "only this topic's events"),
             Option("--last-event-id", "ID", "resume after this event (from the event log)"),
             Option("--count", "N", "stop after N events (exit 0)"),
+            Option("--idle-timeout", "SECONDS", "give up (exit 1) when not even a heartbeat arrives for this long (default 45)"),
         ],
         notes: ["--json prints each event's JSON envelope on a line of its own (NDJSON)."],
         run: runEvents)
 
     static func runEvents(_ arguments: ParsedArguments) throws -> Int32 {
         let count = try arguments.integer("--count", in: 1...Int64(Int32.max))
+        let idleSeconds = try arguments.seconds("--idle-timeout") ?? 45
+        guard idleSeconds > 0 else { throw UsageError("--idle-timeout must be more than 0 seconds") }
         var query: [String] = []
         for (flag, name) in [("--type", "type"), ("--device", "device"), ("--topic", "topic"), ("--last-event-id", "lastEventId")] {
             if let value = arguments.value(flag) { query.append("\(name)=\(ServerConnection.escape(value))") }
         }
         let api = try ServerConnection(arguments)
         let printer = EventPrinter(json: arguments.json, limit: count.map(Int.init))
+        // The printer runs here, off the HTTP client's thread (whose onChunk must never block on stdout); the
+        // stream's end goes through the same queue, after every chunk before it.
+        let writer = DispatchQueue(label: "apns-sandbox.events.writer")
         let done = DispatchSemaphore(value: 0)
         let ending = Mutex<Result<HTTPClient.Response, HTTPClient.Failure>?>(nil)
+        let lastChunk = Mutex(DispatchTime.now())
         let path = "/api/v1/events" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
-        let handle = api.stream(path, explicitTimeout: arguments.value("--timeout") != nil, onChunk: { chunk in
-            if printer.take(chunk) { done.signal() }
-        }, completion: { result in
-            ending.withLock { $0 = result }
-            done.signal()
-        })
-        done.wait()
-        if printer.isDone {
-            handle.cancel()
-            return 0
-        }
-        switch ending.withLock({ $0 }) {
-        case .success(let response) where response.status != 200:
-            throw CommandFailure("GET \(path): \(ServerConnection.errorText(status: response.status, body: printer.received))")
-        case .failure(let failure):
-            throw CommandFailure("GET \(path): \(failure)")
-        default:
-            throw CommandFailure("GET \(path): the server ended the stream")
+        return try withExtendedLifetime(api) {
+            let handle = api.stream(path, explicitTimeout: arguments.value("--timeout") != nil, onChunk: { chunk in
+                lastChunk.withLock { $0 = .now() }
+                writer.async { if printer.take(chunk) { done.signal() } }
+            }, completion: { result in
+                writer.async {
+                    ending.withLock { $0 = result }
+                    done.signal()
+                }
+            })
+            // Heartbeats come every 15 s by default: a stream silent for longer than --idle-timeout has lost
+            // its server (a vanished host sends no FIN).
+            let idleNanoseconds = UInt64(idleSeconds * 1e9)
+            while done.wait(timeout: .now() + min(1, idleSeconds)) == .timedOut {
+                let silent = DispatchTime.now().uptimeNanoseconds - lastChunk.withLock { $0 }.uptimeNanoseconds
+                if silent >= idleNanoseconds {
+                    handle.cancel()
+                    throw CommandFailure("GET \(path): nothing arrived for \(arguments.value("--idle-timeout") ?? "45") s (not even a heartbeat)")
+                }
+            }
+            if writer.sync(execute: { printer.isDone }) {
+                handle.cancel()
+                return 0
+            }
+            switch ending.withLock({ $0 }) {
+            case .success(let response) where response.status != 200:
+                let body = writer.sync { printer.received }
+                throw CommandFailure("GET \(path): \(ServerConnection.errorText(status: response.status, body: body))")
+            case .failure(let failure):
+                throw CommandFailure("GET \(path): \(failure)")
+            default:
+                throw CommandFailure("GET \(path): the server ended the stream")
+            }
         }
     }
 }
 
 /// Parses Server-Sent Events from the stream's chunks and prints each event as it completes.
 ///
-/// `@unchecked Sendable`: ``take(_:)`` runs only on the HTTP client's transfer thread, one chunk after the
-/// other; the main thread reads ``isDone`` and ``received`` only after that stream has signalled it (the
-/// semaphore orders the accesses).
+/// `@unchecked Sendable`: every access (``take(_:)``, ``isDone``, ``received``) runs on one serial queue, the
+/// events command's writer.
 final class EventPrinter: @unchecked Sendable {
     private let json: Bool
     private let limit: Int?

@@ -21,8 +21,7 @@ extension CommandRegistry {
             Option("--config", "FILE", "configuration whose key signs (default APNS_SANDBOX_CONFIG, else config/sandbox.json)"),
             Option("--key-id", "ID", "which key of the configuration signs"),
             Option("--cert", "PREFIX", "authenticate with a client certificate: PREFIX.pem and PREFIX-key.pem"),
-            Option("--provider-url", "URL", "the provider API (default --url; https:// for --cert)"),
-            Option("--ca", "FILE", "CA for https:// (default DIR/ca.pem)"),
+            Option("--provider-url", "URL", "the provider API (default --url; an https:// one for --cert)"),
             Option("--wait", nil, "wait until the notification is final; print what was displayed"),
             Option("--wait-timeout", "SECONDS", "how long --wait waits (default 10, at most 300)"),
         ],
@@ -48,8 +47,10 @@ extension CommandRegistry {
         let environment = try arguments.choice("--environment", ["development", "production"])
         let apnsID = (arguments.value("--apns-id") ?? UUID().uuidString).lowercased()
         guard UUID(uuidString: apnsID) != nil else { throw UsageError("--apns-id must be a UUID, not \(apnsID)") }
-        let waitSeconds = try arguments.seconds("--wait-timeout") ?? 10
-        guard waitSeconds <= 300 else { throw UsageError("--wait-timeout must be at most 300 seconds") }
+        let waitSeconds = try arguments.seconds("--wait-timeout", atMost: 300) ?? 10
+        try arguments.requires("--wait", for: "--wait-timeout")
+        try arguments.atMostOne(of: ["--token", "--cert", "--config"])
+        try arguments.atMostOne(of: ["--token", "--cert", "--key-id"])
 
         let api = try ServerConnection(arguments)
         var headers: [(String, String)] = [
@@ -63,19 +64,21 @@ extension CommandRegistry {
         if let environment {
             headers.append(("host", environment == "production" ? "api.push.apple.com" : "api.sandbox.push.apple.com"))
         }
+        // The CA (--ca, else DIR/ca.pem) is ServerConnection's, for --url and --provider-url alike.
+        let providerURL = arguments.value("--provider-url")
         let provider: ServerConnection
         if let prefix = arguments.value("--cert") {
             for file in [prefix + ".pem", prefix + "-key.pem"] where !FileManager.default.isReadableFile(atPath: file) {
                 throw UsageError("cannot read \(file)")
             }
-            let ca = arguments.value("--ca") ?? ServerConnection.dataDirectory(arguments) + "/ca.pem"
-            provider = try ServerConnection(
-                arguments, url: arguments.value("--provider-url"), caFile: ca, clientCertificate: (prefix + ".pem", prefix + "-key.pem"))
+            // The cleartext listener never sees a client certificate: only the TLS one can check it.
+            guard let providerURL, providerURL.lowercased().hasPrefix("https://") else {
+                throw UsageError("--cert needs --provider-url https://HOST:PORT (the sandbox's TLS listener)")
+            }
+            provider = try ServerConnection(arguments, url: providerURL, clientCertificate: (prefix + ".pem", prefix + "-key.pem"))
         } else {
             headers.append(("authorization", "bearer \(try providerToken(arguments, api: api))"))
-            let ca = arguments.value("--ca")
-            provider = arguments.value("--provider-url") == nil && ca == nil
-                ? api : try ServerConnection(arguments, url: arguments.value("--provider-url"), caFile: ca)
+            provider = providerURL == nil ? api : try ServerConnection(arguments, url: providerURL)
         }
         let answer = try provider.send(
             "POST", "/3/device/\(ServerConnection.escape(device))", body: payload.body,
@@ -108,10 +111,7 @@ extension CommandRegistry {
     /// `--token`, else one signed with the configuration's key, else (no configuration file) one the server mints.
     static func providerToken(_ arguments: ParsedArguments, api: ServerConnection) throws -> String {
         if let token = arguments.value("--token") { return token }
-        let environment = ProcessInfo.processInfo.environment
-        let path = arguments.value("--config") ?? environment["APNS_SANDBOX_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (FileManager.default.fileExists(atPath: "config/sandbox.json") ? "config/sandbox.json" : nil)
-        guard let path else {
+        guard let path = ConfigurationFile.path(arguments.value("--config")) else {
             var body: [String: Any] = [:]
             if let keyID = arguments.value("--key-id") { body["keyId"] = keyID }
             let issued = try api.apiObject("POST", "/provider-tokens", json: body)

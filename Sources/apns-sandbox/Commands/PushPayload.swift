@@ -1,4 +1,5 @@
 // APNs Sandbox — what `push` sends: the payload of an `.apns` file, a JSON file or standard input.
+import APNsProtocol
 import Foundation
 
 /// A push's payload and the bundle id it came with, from the file `xcrun simctl push` reads: a JSON
@@ -49,23 +50,11 @@ struct PushPayload {
         return !shown && (aps["content-available"] as? Int) == 1 ? "background" : "alert"
     }
 
-    /// The topic of a push type: the bundle id, with the suffix APNs expects for VoIP, complications,
-    /// file providers, Live Activities, location queries and push to talk.
+    /// The topic of a push type: the bundle id, with the suffix APNs expects for it (``PushType/topicSuffix``).
     static func topic(bundleID: String, pushType: String) -> String {
-        let suffix = switch pushType {
-        case "voip": ".voip"
-        case "complication": ".complication"
-        case "fileprovider": ".pushkit.fileprovider"
-        case "liveactivity": ".push-type.liveactivity"
-        case "location": ".location-query"
-        case "pushtotalk": ".voip-ptt"
-        default: ""
-        }
-        return bundleID + suffix
+        bundleID + (PushType(rawValue: pushType)?.topicSuffix ?? "")
     }
 
-    static let pushTypes = [
-        "alert", "background", "voip", "complication", "fileprovider", "mdm", "liveactivity", "location",
-        "pushtotalk", "widgets", "controls",
-    ]
+    /// Every `apns-push-type` value (``PushType``).
+    static let pushTypes = PushType.allCases.map(\.rawValue)
 }
