@@ -98,7 +98,9 @@ extension CLIServerTests {
             let started = Date()
             let output = try await Self.cli(server, ["events", "--type", "push.accepted", "--idle-timeout", "0.5"])
             #expect(output.status == 1 && output.stderrText.contains("nothing arrived for 0.5 s"), "\(output)")
-            #expect(Date().timeIntervalSince(started) < 10, "\(output)")
+            // Without the idle limit it would never end; the bound is loose because the full suite can keep a
+            // debug binary's start waiting for many seconds on 2 cores (seen: 23 s; alone it takes ~1 s).
+            #expect(Date().timeIntervalSince(started) < 60, "\(output)")
         }
     }
 }
