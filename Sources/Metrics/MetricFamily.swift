@@ -115,12 +115,15 @@ public final class HistogramFamily: MetricFamily {
     public let name: String
     let help: String
     let bounds: [Double]
+    /// A child without observations is left out of the scrape (families with many pre-resolved children).
+    let omitsEmpty: Bool
     private let children: Children<Histogram>
 
-    init(name: String, help: String, labelNames: [String], bounds: [Double]) {
+    init(name: String, help: String, labelNames: [String], bounds: [Double], omitsEmpty: Bool = false) {
         self.name = name
         self.help = help
         self.bounds = bounds
+        self.omitsEmpty = omitsEmpty
         self.children = Children(labelNames: labelNames)
     }
 
@@ -130,6 +133,7 @@ public final class HistogramFamily: MetricFamily {
         writer.family(name, type: .histogram, help: help)
         for (labels, histogram) in children.all {
             let (cumulative, sum) = histogram.snapshot()
+            if omitsEmpty, (cumulative.last ?? 0) == 0 { continue }
             for (index, count) in cumulative.enumerated() {
                 let le = index < bounds.count ? ExpositionWriter.format(bounds[index]) : "+Inf"
                 writer.sample(name + "_bucket", labels + [(name: "le", value: le)], Double(count))

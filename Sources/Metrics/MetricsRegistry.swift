@@ -22,9 +22,10 @@ public final class MetricsRegistry: Sendable {
     }
 
     public func histogram(
-        _ name: String, help: String, labels: [String] = [], bounds: [Double] = Histogram.secondsBounds
+        _ name: String, help: String, labels: [String] = [], bounds: [Double] = Histogram.secondsBounds,
+        omitsEmpty: Bool = false
     ) -> HistogramFamily {
-        register(HistogramFamily(name: name, help: help, labelNames: labels, bounds: bounds))
+        register(HistogramFamily(name: name, help: help, labelNames: labels, bounds: bounds, omitsEmpty: omitsEmpty))
     }
 
     /// A family read at scrape time by `read` (on the scraping thread: it may read files, not wait long).
@@ -36,12 +37,13 @@ public final class MetricsRegistry: Sendable {
         register(ScrapedFamily(name: name, help: help, type: type, labelNames: labels, read: read))
     }
 
-    /// A scraped family with one sample and no labels.
+    /// A scraped family with one sample and no labels; no sample at all when `value` is nil (it could not be
+    /// read: a made-up 0 would look like a counter reset or an empty queue).
     @discardableResult
     public func scraped(
-        _ name: String, type: MetricType = .gauge, help: String, value: @escaping @Sendable () -> Double
+        _ name: String, type: MetricType = .gauge, help: String, value: @escaping @Sendable () -> Double?
     ) -> ScrapedFamily {
-        scraped(name, type: type, help: help) { [(values: [], value: value())] }
+        scraped(name, type: type, help: help) { value().map { [(values: [], value: $0)] } ?? [] }
     }
 
     private func register<Family: MetricFamily>(_ family: Family) -> Family {

@@ -260,6 +260,8 @@ extension SQLiteStore: WebhookRepository {
 
 extension SQLiteStore {
     /// Deliveries waiting for a retry: pending after at least one failed attempt (the webhook retry backlog).
+    /// The `WHERE` is the one of the partial index `webhook_deliveries_retrying` (schema version 6), so the count
+    /// reads that index alone; keep them the same.
     public func retryingDeliveryCount() throws -> Int {
         try read { connection in
             try connection.withStatement(

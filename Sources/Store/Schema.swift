@@ -132,6 +132,17 @@ enum Schema {
                 "ALTER TABLE notifications ADD COLUMN outcome TEXT NOT NULL DEFAULT ''",
                 "ALTER TABLE notifications ADD COLUMN search_text TEXT NOT NULL DEFAULT ''",
             ]),
+        // The webhook retry backlog (`apns_sandbox_webhook_retry_backlog`, read at every scrape): a partial index of
+        // the deliveries pending after a failed attempt, so that the count reads only those entries instead of
+        // scanning the outbox and its payloads. `IF NOT EXISTS`: harmless on a file that already has it.
+        Migration(
+            version: 6,
+            statements: [
+                """
+                CREATE INDEX IF NOT EXISTS webhook_deliveries_retrying ON webhook_deliveries(id)
+                WHERE status = 'pending' AND attempts > 0
+                """,
+            ]),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -62,6 +62,32 @@ import Testing
             """)
     }
 
+    /// A scraped value that cannot be read leaves its sample out (HELP and TYPE stay): never a made-up 0.
+    @Test func unreadableScrapedValuesAreLeftOut() {
+        let registry = MetricsRegistry()
+        registry.scraped("demo_cpu_seconds_total", type: .counter, help: "CPU.") { nil }
+        registry.scraped("demo_threads", help: "Threads.") { 4 }
+        #expect(registry.exposition() == """
+            # HELP demo_cpu_seconds_total CPU.
+            # TYPE demo_cpu_seconds_total counter
+            # HELP demo_threads Threads.
+            # TYPE demo_threads gauge
+            demo_threads 4
+
+            """)
+    }
+
+    /// A histogram family that omits empty children writes only those with an observation.
+    @Test func emptyHistogramsCanBeLeftOut() {
+        let registry = MetricsRegistry()
+        let family = registry.histogram("demo_run_seconds", help: "Runs.", labels: ["kind"], bounds: [1], omitsEmpty: true)
+        _ = family.labels("never")
+        family.labels("once").observe(0.5)
+        let text = registry.exposition()
+        #expect(!text.contains("never"))
+        #expect(text.contains("demo_run_seconds_count{kind=\"once\"} 1\n"), "\(text)")
+    }
+
     /// Numbers: whole values as integers, infinities and NaN as Prometheus spells them.
     @Test func formatsNumbers() {
         #expect(ExpositionWriter.format(42) == "42")

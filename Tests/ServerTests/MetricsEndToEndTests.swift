@@ -4,8 +4,9 @@ import Foundation
 import Testing
 import Webhooks
 
-/// A real server on a frozen virtual clock runs a known script — accepted pushes over h2c and HTTP/1.1,
-/// rejections, a fault rule's answer, an extension that times out, a webhook retry — and `/metrics`, scraped before, during and after
+/// A real server on a frozen virtual clock runs a known script — accepted pushes over h2c, HTTP/1.1 and h2 (TLS),
+/// with a push type, to production; rejections, a fault rule's answer, a push held by a latency rule, an extension
+/// that times out, a webhook retry — and `/metrics`, scraped before, during and after
 /// and parsed each time by `prometheus_client` (tests/python/metrics_scrape.py), moves by exactly that much.
 @Suite(.timeLimit(.minutes(1)))
 struct MetricsEndToEndTests {
@@ -43,15 +44,18 @@ struct MetricsEndToEndTests {
         }
     }
 
-    /// One push with curl; its status and `reason`.
+    /// One push with curl (h2c, HTTP/1.1, or h2 over TLS with the server's CA); its status and `reason`.
     private func push(
-        _ server: TestServer, http1: Bool = false, device: String = deviceToken, topic: String = testTopic,
-        authorization: String? = nil, payload: String = #"{"aps":{"alert":"Hi"}}"#
+        _ server: TestServer, http1: Bool = false, tls: Bool = false, device: String = deviceToken,
+        topic: String = testTopic, authorization: String? = nil, headers: [String] = [],
+        payload: String = #"{"aps":{"alert":"Hi"}}"#
     ) async throws -> (status: Int, reason: String, apnsID: String) {
-        let output = try await curl([
-            http1 ? "--http1.1" : "--http2-prior-knowledge", "-D", "-", "-X", "POST", "\(server.httpBase)/3/device/\(device)",
-            "-H", authorization ?? server.authorizationHeader, "-H", "apns-topic: \(topic)", "-d", payload,
-        ])
+        let target = tls
+            ? ["--http2", "--cacert", server.caPath] + server.curlResolve + ["\(server.tlsBase)/3/device/\(device)"]
+            : [http1 ? "--http1.1" : "--http2-prior-knowledge", "\(server.httpBase)/3/device/\(device)"]
+        let output = try await curl(target + [
+            "-D", "-", "-X", "POST", "-H", authorization ?? server.authorizationHeader, "-H", "apns-topic: \(topic)",
+        ] + headers.flatMap { ["-H", $0] } + ["-d", payload])
         let response = try #require(CurlResponse(output.stdout), "\(output)")
         return (response.status, jsonObject(response.body)?["reason"] as? String ?? "", response.header("apns-id") ?? "")
     }
@@ -96,6 +100,16 @@ struct MetricsEndToEndTests {
                 #expect(reply.status == 200, "\(reply)")
                 accepted.append(reply.apnsID)
             }
+            // One with `apns-push-type: alert`; one to the production host (`:authority` api.push.apple.com selects
+            // production; a new token is registered there, the first one is a development device); one over TLS (h2).
+            let alert = try await push(server, headers: ["apns-push-type: alert"])
+            let production = try await push(
+                server, device: String(repeating: "cd", count: 32), headers: ["host: api.push.apple.com"])
+            let overTLS = try await push(server, tls: true)
+            for reply in [alert, production, overTLS] {
+                #expect(reply.status == 200, "\(reply)")
+                accepted.append(reply.apnsID)
+            }
             for apnsID in accepted { _ = try await waitUntilFinal(server, apnsID) }
             // Three rejections over h2c.
             let badToken = try await push(server, device: "not-a-token")
@@ -110,6 +124,20 @@ struct MetricsEndToEndTests {
             #expect(rule.status == 201, "\(String(describing: rule.json))")
             let faulted = try await push(server)
             #expect(faulted.status == 503 && faulted.reason == "ServiceUnavailable", "\(faulted)")
+            // A latency rule holds one push (real time): the scrape meanwhile sees it waiting.
+            let slow = try await apiRequest("POST", "\(server.httpBase)/api/v1/faults",
+                #"{"latency":{"fixedMilliseconds":4000},"count":1}"#)
+            #expect(slow.status == 201, "\(String(describing: slow.json))")
+            let held = Task { try await push(server) }
+            var holding = try await scrape(server)
+            try await until("the held push to be waiting") {
+                holding = try await scrape(server)
+                return holding.value("apns_sandbox_provider_pushes_waiting") == 1
+            }
+            #expect(holding.value("apns_sandbox_provider_pushes_waiting") == 1)
+            let released = try await held.value
+            #expect(released.status == 200, "\(released)")
+            _ = try await waitUntilFinal(server, released.apnsID)
 
             // An extension that hangs ends original-timeout when the clock moves 31 s (30 s budget, 1 s grace).
             let configured = try await apiRequest(
@@ -151,17 +179,22 @@ struct MetricsEndToEndTests {
 
             let pushes = "apns_sandbox_pushes_total{environment=\"development\",push_type=\"none\","
             let expected: [String: Double] = [
-                pushes + #"reason="",status="200",transport="h2c"}"#: 4,
+                // Two plain, the held one, the extension's and the webhook's.
+                pushes + #"reason="",status="200",transport="h2c"}"#: 5,
                 pushes + #"reason="",status="200",transport="http1.1"}"#: 1,
+                pushes + #"reason="",status="200",transport="h2"}"#: 1,
+                #"apns_sandbox_pushes_total{environment="development",push_type="alert",reason="",status="200",transport="h2c"}"#: 1,
+                #"apns_sandbox_pushes_total{environment="production",push_type="none",reason="",status="200",transport="h2c"}"#: 1,
                 pushes + #"reason="BadDeviceToken",status="400",transport="h2c"}"#: 1,
                 pushes + #"reason="\#(badTopic.reason)",status="400",transport="h2c"}"#: 1,
                 pushes + #"reason="InvalidProviderToken",status="403",transport="h2c"}"#: 1,
                 pushes + #"reason="ServiceUnavailable",status="503",transport="h2c"}"#: 1,
                 #"apns_sandbox_faults_applied_total{action="reject"}"#: 1,
+                #"apns_sandbox_faults_applied_total{action="latency"}"#: 1,
                 #"apns_sandbox_provider_auth_failures_total{reason="InvalidProviderToken"}"#: 1,
                 // Every connection whose push reached authentication (the bad device token is refused before).
-                "apns_sandbox_provider_connections_total": 8,
-                #"apns_sandbox_notifications_final_total{status="displayed"}"#: 5,
+                "apns_sandbox_provider_connections_total": 12,
+                #"apns_sandbox_notifications_final_total{status="displayed"}"#: 9,
                 #"apns_sandbox_extension_runs_total{kind="builtin",outcome="original-timeout"}"#: 1,
                 // 31 s of virtual time: over the 30 s bucket, in the 60 s one.
                 #"apns_sandbox_extension_duration_seconds_bucket{kind="builtin",le="60"}"#: 1,

@@ -20,7 +20,8 @@ extension SandboxServer {
     }
 
     /// Registers the families read at scrape time (on the scraping worker) and sends the stores' commit
-    /// durations to `apns_sandbox_store_commit_duration_seconds`.
+    /// durations to `apns_sandbox_store_commit_duration_seconds`. A count the store cannot give (a read fails)
+    /// leaves its sample out rather than reporting 0.
     static func registerScrapedMetrics(_ metrics: SandboxMetrics, _ sources: ScrapeSources) {
         let registry = metrics.registry
         let store = sources.store
@@ -43,7 +44,7 @@ extension SandboxServer {
         }
         registry.scraped(
             "apns_sandbox_webhook_retry_backlog", help: "Webhook deliveries waiting for a retry after a failed attempt."
-        ) { Double((try? outbox.retryingDeliveryCount()) ?? 0) }
+        ) { (try? outbox.retryingDeliveryCount()).map(Double.init) }
         let hub = sources.eventHub
         registry.scraped("apns_sandbox_sse_subscribers", help: "Open event streams (SSE) of /api/v1/events.") {
             Double(hub.openStreams)
@@ -69,18 +70,20 @@ extension SandboxServer {
         registerProcessMetrics(registry)
     }
 
+    /// The `/proc/self` families. A value that cannot be read is left out of the scrape, never reported as 0
+    /// (a CPU counter at 0 would read as a restart).
     private static func registerProcessMetrics(_ registry: MetricsRegistry) {
         registry.scraped("apns_sandbox_process_resident_memory_bytes", help: "Resident memory (VmRSS).") {
-            ProcessStatistics.residentBytes ?? 0
+            ProcessStatistics.residentBytes
         }
         registry.scraped("apns_sandbox_process_cpu_seconds_total", type: .counter, help: "User and system CPU time.") {
-            ProcessStatistics.cpuSeconds ?? 0
+            ProcessStatistics.cpuSeconds
         }
         registry.scraped("apns_sandbox_process_open_fds", help: "Open file descriptors.") {
-            ProcessStatistics.openDescriptors ?? 0
+            ProcessStatistics.openDescriptors
         }
         registry.scraped("apns_sandbox_process_threads", help: "Threads of the process.") {
-            ProcessStatistics.threads ?? 0
+            ProcessStatistics.threads
         }
     }
 }

@@ -212,7 +212,7 @@ final class ProviderEndpoint: Sendable {
             token: token, headers: headers, headerList: headerList, authenticated: authenticated,
             environment: environment, apnsID: record.apnsID, connectionID: request.connection.id, now: nowMilliseconds)
         if let fault {
-            metrics?.faultsApplied.labels(fault.applied.action).increment()
+            metrics?.faultApplied(fault.action)
             switch fault.action {
             case .reject(let reason, let timestamp):
                 return reject(APNsError(reason, timestamp: timestamp ?? nowMilliseconds))
