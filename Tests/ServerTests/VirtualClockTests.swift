@@ -100,7 +100,10 @@ struct VirtualClockServerTests {
             #expect(ended["outcome"] as? String == "original-timeout", "\(ended)")
             let didReceive = try #require(at("extension-started", in: ended), "\(steps(ended))")
             #expect(at("extension-time-will-expire", in: ended) == didReceive + 30_000, "\(steps(ended))")
-            #expect(monotonicSeconds() - started < 20, "took \(monotonicSeconds() - started) s")  // far below the virtual time it covers; the whole suite runs in parallel on 2 cores
+            // The clock is frozen, so real time alone can never end the budget (the record was still running just
+            // before the advance). Alone this test takes ~0.4 s; the bound only catches a wait for real time, loose
+            // because the first minute of the full suite on 2 cores has kept it waiting 25 s.
+            #expect(monotonicSeconds() - started < 60, "took \(monotonicSeconds() - started) s")
         }
     }
 
@@ -135,7 +138,10 @@ struct VirtualClockServerTests {
             #expect(steps(ended).contains { $0["step"] as? String == "extension-killed" }, "\(steps(ended))")
             try await until("the process to be gone", within: 2) { kill(pid, 0) == -1 && errno == ESRCH }
             #expect(server.server.extensions.processCount == 0)
-            #expect(monotonicSeconds() - started < 20, "took \(monotonicSeconds() - started) s")  // far below the virtual time it covers; the whole suite runs in parallel on 2 cores
+            // The clock is frozen, so real time alone can never end the budget (the record was still running just
+            // before the advance). Alone this test takes ~0.4 s; the bound only catches a wait for real time, loose
+            // because the first minute of the full suite on 2 cores has kept it waiting 25 s.
+            #expect(monotonicSeconds() - started < 60, "took \(monotonicSeconds() - started) s")
         }
     }
 
