@@ -98,7 +98,9 @@ export function query(parameters) {
  * Follows `GET /api/v1/events` (Server-Sent Events) with fetch, so the admin token goes in a header, not in
  * the URL as EventSource would need. Reconnects with Last-Event-ID: none missed, none repeated.
  * `onEvent(envelope)` gets each event's JSON (`{id, type, timestamp, data}`); `onState('live'|'connecting'|
- * 'offline'|'unauthorized')` the connection's state. Returns a function that stops it.
+ * 'offline'|'unauthorized', { resumed })` the connection's state; `resumed` is false on a live stream that started
+ * without a Last-Event-ID (the first one), which has not seen what happened before it. Returns a function that
+ * stops it.
  */
 export function followEvents(onEvent, onState = () => {}) {
   let stopped = false;
@@ -120,7 +122,7 @@ export function followEvents(onEvent, onState = () => {}) {
           return;
         }
         if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
-        onState('live');
+        onState('live', { resumed: Boolean(lastEventId) });
         retryMs = 1000;
         await readStream(response.body);
       } catch (error) {

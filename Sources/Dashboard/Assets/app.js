@@ -5,7 +5,9 @@ import { api, followEvents, onAuthRequired, setAdminToken, adminToken } from './
 import { h, replace, clockTime, errorBox } from './ui.js';
 
 // Route name → module. A view module's default export: `{ title, mount(main, context, route) }`, where `mount`
-// draws into `main` and returns `{ onEvent(event), unmount() }` (both optional).
+// draws into `main` and returns `{ onEvent(event), resync(), unmount() }` (all optional). `resync` runs when the
+// event stream goes live without resuming (on the first connection): events between the view's first fetch
+// and that moment were never seen, so the view fetches again.
 const views = {
   devices: './devices.js',
   notification: './detail.js',
@@ -18,6 +20,9 @@ const views = {
 const main = document.getElementById('main');
 let current = null;
 let mountSerial = 0;
+/** While a view mounts (current is null): the events it has not seen yet, and whether a fresh stream went live. */
+let missed = null;
+const MAX_MISSED = 1000;
 
 /** The sandbox's clock, as last read (`GET /api/v1/clock`) and moved on locally while it runs. */
 const clock = { nowMilliseconds: Date.now(), readAt: performance.now(), mode: 'real', virtual: false };
@@ -75,21 +80,38 @@ async function show() {
     document.title = `${view.title} · APNs Sandbox`;
     main.replaceChildren();
     main.dataset.view = route.name;
-    current = (await view.mount(main, context, route)) || {};
+    missed = { serial, events: [], fresh: false };
+    const mounted = (await view.mount(main, context, route)) || {};
+    if (serial !== mountSerial) {  // another route was shown meanwhile: this view never becomes current
+      if (mounted.unmount) { try { mounted.unmount(); } catch (error) { console.error(error); } }
+      return;
+    }
+    current = mounted;
+    // What happened while it fetched and drew: the events in order, or a fetch again when some were lost.
+    const seen = missed;
+    missed = null;
+    for (const event of seen.events) toView(event);
+    if (seen.fresh && current.resync) current.resync();
   } catch (error) {
     if (serial !== mountSerial) return;
+    missed = null;
     console.error(error);
     replace(main, errorBox(error));
   }
+}
+
+function toView(event) {
+  if (!current.onEvent) return;
+  try { current.onEvent(event); } catch (error) { console.error('view event', error); }
 }
 
 function dispatch(event) {
   if (event.type === 'clock.changed' && event.data) {
     setClock({ nowMilliseconds: event.data.nowMilliseconds, mode: event.data.mode, virtual: true });
   }
-  if (current && current.onEvent) {
-    try { current.onEvent(event); } catch (error) { console.error('view event', error); }
-  }
+  if (current) toView(event);
+  else if (missed && missed.events.length < MAX_MISSED) missed.events.push(event);
+  else if (missed) missed.fresh = true;
   for (const listener of subscribers) {
     try { listener(event); } catch (error) { console.error('event listener', error); }
   }
@@ -102,10 +124,15 @@ const stateWords = { live: 'Live', connecting: 'Connecting…', offline: 'Reconn
 let stopEvents = null;
 function startEvents() {
   if (stopEvents) stopEvents();
-  stopEvents = followEvents(dispatch, (state) => {
+  stopEvents = followEvents(dispatch, (state, { resumed } = {}) => {
     connection.dataset.state = state;
     connection.textContent = stateWords[state] || state;
     if (state === 'live') refreshClock();
+    if (state !== 'live' || resumed) return;
+    if (missed) missed.fresh = true;
+    else if (current && current.resync) {
+      try { current.resync(); } catch (error) { console.error('view resync', error); }
+    }
   });
 }
 

@@ -216,6 +216,7 @@ export default {
     const refresh = debounce(load, 80);
     await load();
     return {
+      resync: refresh,
       onEvent(event) {
         const data = event.data || {};
         if (event.type === 'sandbox.reset' || (data.apnsId === apnsId && (!device || !data.deviceToken || data.deviceToken === device))) refresh();

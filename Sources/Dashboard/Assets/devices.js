@@ -273,6 +273,7 @@ export default {
     await loadAll();
 
     return {
+      resync: scheduleReload,
       onEvent(event) {
         const data = event.data || {};
         if (event.type === 'sandbox.reset' || event.type === 'clock.changed') { scheduleReload(); return; }

@@ -210,6 +210,7 @@ export default {
     }
     await load(false);
     return {
+      resync: reloadSoon,
       onEvent(event) { if (LIVE_TYPES.test(event.type)) reloadSoon(); },
       unmount() { clearTimeout(reloadTimer); if (controller) controller.abort(); },
     };
