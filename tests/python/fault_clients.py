@@ -115,8 +115,10 @@ def run_latency(args: argparse.Namespace) -> dict:
             ("authorization", f"bearer {args.jwt}"), ("apns-topic", args.topic), ("apns-push-type", "alert"),
         ])
         conn.send_data(stream, body, end_stream=True)
-        sock.sendall(conn.data_to_send())
+        # Before the send: a process descheduled between sendall and the clock would measure less than the
+        # server waited (seen under the full suite: 114 ms for a fixed 120 ms).
         sent[stream] = time.monotonic()
+        sock.sendall(conn.data_to_send())
 
     def read_until(expected: int) -> None:
         while len(latencies) < expected and time.monotonic() < deadline:
