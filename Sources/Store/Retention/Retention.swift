@@ -48,8 +48,8 @@ public final class Retention: Sendable {
 
     private let state = Mutex(State())
     private let work = DispatchQueue(label: "retention", qos: .utility)
-    private let store: SQLiteStore
-    private let outbox: SQLiteStore
+    private let store: any SandboxStore
+    private let outbox: any OutboxStore
     private let clock: any SandboxClock
     private let settings: Settings
     private let logger: Logger
@@ -64,7 +64,7 @@ public final class Retention: Sendable {
     ///   - attachments: Told about every pruned record, to remove its files.
     ///   - logger: Counts pruned (info) and failures (warning).
     public init(
-        store: SQLiteStore, outbox: SQLiteStore, clock: any SandboxClock, settings: Settings,
+        store: any SandboxStore, outbox: any OutboxStore, clock: any SandboxClock, settings: Settings,
         attachments: AttachmentSweeper, logger: Logger
     ) {
         self.store = store

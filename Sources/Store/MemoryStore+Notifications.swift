@@ -1,0 +1,166 @@
+// APNs Sandbox — MemoryStore as the NotificationRepository and the EventLogRepository.
+import Sandbox
+
+extension MemoryStore: NotificationRepository {
+    public func save(_ records: [NotificationRecord], completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        save(records, events: [], completion: completion)
+    }
+
+    /// Keeps `records` (replacing those with the same apns-id on the same device) and logs `events`, at once
+    /// and together; `completion` runs on the store's queue, then the event observer.
+    public func save(
+        _ records: [NotificationRecord], events: [EventDraft],
+        completion: @escaping @Sendable (Result<Void, any Error>) -> Void
+    ) {
+        guard !records.isEmpty || !events.isEmpty else { return completion(.success(())) }
+        let capacity = capacity
+        let outcome: Result<(drain: Bool, dropped: [NotificationKey]), any Error> = Result {
+            try withOpenState { state in
+                for record in records {
+                    state.notifications.upsert(record)
+                }
+                let dropped = state.notifications.drop(toKeep: capacity.notifications)
+                let logged = state.events.append(events, capacity: capacity.events)
+                return (enqueueCallback(in: &state, events: logged) { completion(.success(())) }, dropped)
+            }
+        }
+        switch outcome {
+        case .success(let result):
+            announceDropped(result.dropped)
+            scheduleDrain(result.drain)
+        case .failure(let error):
+            completion(.failure(error))
+        }
+    }
+
+    public func notification(apnsID: String, deviceToken: String?) throws -> NotificationRecord? {
+        try withOpenState { state in
+            if let deviceToken {
+                return state.notifications.record(for: NotificationKey(apnsID: apnsID, deviceToken: deviceToken))
+            }
+            return state.notifications.newestFirst(limit: 1, offset: 0) { record, _ in record.apnsID == apnsID }.first
+        }
+    }
+
+    /// Whether a notification with this apns-id exists on `deviceToken` (on any device when nil).
+    public func containsNotification(apnsID: String, deviceToken: String?) throws -> Bool {
+        try notification(apnsID: apnsID, deviceToken: deviceToken) != nil
+    }
+
+    public func notifications(matching filter: NotificationFilter, limit: Int, offset: Int) throws -> [NotificationRecord] {
+        try withOpenState { state in
+            state.notifications.newestFirst(limit: limit, offset: offset, where: filter.matches)
+        }
+    }
+
+    public func count(matching filter: NotificationFilter) throws -> Int {
+        try withOpenState { state in
+            if let statuses = filter.statusesOnly {
+                guard let statuses else { return state.notifications.count }
+                return Set(statuses).reduce(0) { $0 + state.notifications.statusCounts[$1, default: 0] }
+            }
+            var count = 0
+            state.notifications.forEachNewestFirst { record, seq in
+                if filter.matches(record, seq: seq) { count += 1 }
+                return true
+            }
+            return count
+        }
+    }
+
+    public func latestCursor() throws -> Int64 {
+        try withOpenState { $0.notifications.lastSeq }
+    }
+
+    /// Records whose status is not final, oldest first. Always empty after a start (nothing survives one);
+    /// the delivery engine asks at its recovery.
+    public func unfinished() throws -> [NotificationRecord] {
+        try withOpenState { state in
+            state.notifications.newestFirst(limit: .max, offset: 0) { record, _ in !record.status.isFinal }.reversed()
+        }
+    }
+
+    @discardableResult
+    public func deleteNotifications(matching filter: NotificationFilter) throws -> [NotificationKey] {
+        try write { state in state.notifications.remove(where: filter.matches) }
+    }
+
+    /// Deletes final records received before `cutoff` (wall-clock ms), then the oldest final ones beyond
+    /// the newest `maxRecords` (negative: no cap), as ``SQLiteStore/prune(maxRecords:olderThan:)``; the
+    /// journal's own bound drops records of any status as they come.
+    @discardableResult
+    public func prune(maxRecords: Int, olderThan cutoff: Int64) throws -> Int {
+        let result = try prune(keepingAtMost: maxRecords, receivedBefore: cutoff)
+        return result.expired + result.overflow
+    }
+
+    /// ``prune(maxRecords:olderThan:)`` with the two counts apart (the shape of ``SQLiteStore``'s), telling
+    /// `removed` which records went.
+    public func prune(
+        keepingAtMost maxRecords: Int, receivedBefore cutoff: Int64,
+        removed: ([NotificationKey]) -> Void = { _ in }
+    ) throws -> (expired: Int, overflow: Int) {
+        let (expired, overflow) = try write { state in
+            let expired = state.notifications.remove { record, _ in record.status.isFinal && record.receivedAt < cutoff }
+            guard maxRecords >= 0 else { return (expired, [NotificationKey]()) }
+            // The newest `maxRecords` final ones by receipt (then seq), as the SQLite store orders them.
+            let keep = Set(state.notifications.newestFirst(limit: maxRecords, offset: 0) { record, _ in record.status.isFinal }
+                .map { NotificationKey(apnsID: $0.apnsID, deviceToken: $0.deviceToken) })
+            let overflow = state.notifications.remove { record, _ in
+                record.status.isFinal && !keep.contains(NotificationKey(apnsID: record.apnsID, deviceToken: record.deviceToken))
+            }
+            return (expired, overflow)
+        }
+        if !expired.isEmpty { removed(expired) }
+        if !overflow.isEmpty { removed(overflow) }
+        return (expired.count, overflow.count)
+    }
+}
+
+extension MemoryStore: EventLogRepository {
+    public func appendEvents(
+        _ drafts: [EventDraft], completion: @escaping @Sendable (Result<[SandboxEvent], any Error>) -> Void
+    ) {
+        guard !drafts.isEmpty else { return completion(.success([])) }
+        let capacity = capacity.events
+        let outcome = Result {
+            try withOpenState { state in
+                let logged = state.events.append(drafts, capacity: capacity)
+                return enqueueCallback(in: &state, events: logged) { completion(.success(logged)) }
+            }
+        }
+        switch outcome {
+        case .success(let drain): scheduleDrain(drain)
+        case .failure(let error): completion(.failure(error))
+        }
+    }
+
+    public func events(after id: Int64, matching filter: EventFilter, limit: Int) throws -> [SandboxEvent] {
+        try withOpenState { $0.events.events(after: id, limit: limit, where: filter.matches) }
+    }
+
+    public func latestEventID() throws -> Int64 {
+        try withOpenState { $0.events.lastID }
+    }
+
+    public func oldestEventID() throws -> Int64? {
+        try withOpenState { $0.events.oldestID }
+    }
+
+    @discardableResult
+    public func pruneEvents(maxEvents: Int, olderThan cutoff: Int64) throws -> Int {
+        try pruneEvents(maxEvents: maxEvents, olderThan: cutoff, keepingAbove: .max)
+    }
+
+    /// As ``SQLiteStore/pruneEvents(maxEvents:olderThan:keepingAbove:)``: never an event above `floor`.
+    @discardableResult
+    public func pruneEvents(maxEvents: Int, olderThan cutoff: Int64, keepingAbove floor: Int64) throws -> Int {
+        try write { state in
+            let latest = state.events.lastID
+            let expired = state.events.remove { $0.time < cutoff && $0.id <= floor }
+            guard maxEvents >= 0 else { return expired }
+            let limit = min(latest - Int64(maxEvents), floor)
+            return expired + state.events.remove { $0.id <= limit }
+        }
+    }
+}

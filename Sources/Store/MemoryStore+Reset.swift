@@ -1,0 +1,149 @@
+// APNs Sandbox — resetting the memory store to a seed, or replacing what it holds with a snapshot, in one step.
+import Foundation
+import Sandbox
+
+extension MemoryStore {
+    /// Carries out `reset` as ``SQLiteStore/reset(_:committed:)`` does, in one step under the store's lock
+    /// (a reader sees all of it or none of it): notifications and events go, devices and apps are kept,
+    /// replaced, deleted or added, the notifications to insert are inserted, the announcement is logged;
+    /// then `committed` runs, then the announcement goes to the event observer.
+    @discardableResult
+    public func reset(
+        _ reset: StoreReset, committed: @escaping @Sendable (StoreResetOutcome) -> Void = { _ in }
+    ) throws -> StoreResetOutcome {
+        let capacity = capacity
+        return try write({ state in
+            Self.apply(reset, to: &state, capacity: capacity)
+        }, committed: { outcome in
+            committed(outcome)
+            guard let event = outcome.event else { return }
+            scheduleDrain(state.withLock { state in enqueueCallback(in: &state, events: [event]) {} })
+        })
+    }
+
+    private static func apply(_ reset: StoreReset, to state: inout MemoryState, capacity: Capacity) -> StoreResetOutcome {
+        var outcome = StoreResetOutcome()
+        switch reset.notifications {
+        case .nothing:
+            break
+        case .everything:
+            outcome.removedNotifications = state.notifications.removeAll()
+        case .matching(let tokens, let bundleIDs):
+            outcome.removedNotifications = state.notifications.remove { record, _ in
+                tokens.contains(record.deviceToken) || bundleIDs.contains(record.bundleID)
+            }
+        }
+        outcome.counts.notificationsRemoved = outcome.removedNotifications.count
+        switch reset.events {
+        case .nothing:
+            break
+        case .everything:
+            outcome.counts.eventsRemoved = state.events.remove { _ in true }
+        case .matching(let tokens, let bundleIDs):
+            let topics = reset.rejectedTopics
+            outcome.counts.eventsRemoved = state.events.remove { event in
+                guard event.type != .sandboxReset else { return false }
+                if let token = event.deviceToken, tokens.contains(token) { return true }
+                if event.type == .pushRejected, let topic = event.topic, topics.contains(topic) { return true }
+                return !bundleIDs.isEmpty && bundleID(of: event).map(bundleIDs.contains) == true
+            }
+        }
+        outcome.devices = resetDevices(reset, in: &state)
+        outcome.counts.devicesRemoved = outcome.devices.count { $0.after == nil }
+        outcome.counts.devicesWritten = outcome.devices.count { $0.after != nil }
+        outcome.apps = resetApps(reset, in: &state)
+        outcome.counts.appsRemoved = outcome.apps.count { $0.after == nil }
+        outcome.counts.appsWritten = outcome.apps.count { $0.after != nil }
+        for record in reset.notificationsToInsert {
+            state.notifications.upsert(record)
+        }
+        // A snapshot larger than the journal keeps its newest records, like any save.
+        _ = state.notifications.drop(toKeep: capacity.notifications)
+        outcome.counts.notificationsInserted = reset.notificationsToInsert.count
+        if let announcement = reset.announcement {
+            outcome.event = state.events.append([announcement(outcome.counts)], capacity: capacity.events).first
+        }
+        return outcome
+    }
+
+    /// The `bundleId` of an event's data (its JSON object), as the SQLite store's `json_extract` reads it.
+    private static func bundleID(of event: SandboxEvent) -> String? {
+        let object = try? JSONSerialization.jsonObject(with: Data(event.data)) as? [String: Any]
+        return object?["bundleId"] as? String
+    }
+
+    private static func resetDevices(_ reset: StoreReset, in state: inout MemoryState) -> [DeviceModification] {
+        var changes: [String: DeviceModification] = [:]
+        var order: [String] = []
+        func note(_ token: String, before: DeviceRecord?, after: DeviceRecord?) {
+            if changes[token] == nil { order.append(token) }
+            changes[token, default: DeviceModification(before: before, after: nil)].after = after
+        }
+        if let decide = reset.device {
+            let stored = reset.devicesToDecide.map { tokens in tokens.sorted().compactMap { state.devices[$0] } }
+                ?? state.devices.all
+            for record in stored {
+                switch decide(record) {
+                case .keep:
+                    continue
+                case .save(var replacement):
+                    replacement.token = record.token
+                    state.devices.set(replacement, for: record.token)
+                    note(record.token, before: record, after: replacement)
+                case .delete:
+                    state.devices.remove(record.token)
+                    note(record.token, before: record, after: nil)
+                }
+            }
+        }
+        for record in reset.devicesToAdd {
+            if let change = changes[record.token] {
+                guard change.after == nil else { continue }
+            } else if state.devices[record.token] != nil {
+                continue
+            }
+            state.devices.set(record, for: record.token)
+            note(record.token, before: nil, after: record)
+        }
+        return order.compactMap { changes[$0] }.filter { $0.before != $0.after }
+    }
+
+    private static func resetApps(_ reset: StoreReset, in state: inout MemoryState) -> [(before: AppRecord?, after: AppRecord?)] {
+        var changes: [String: (before: AppRecord?, after: AppRecord?)] = [:]
+        var order: [String] = []
+        func note(_ bundleID: String, before: AppRecord?, after: AppRecord?) {
+            if changes[bundleID] == nil {
+                order.append(bundleID)
+                changes[bundleID] = (before, after)
+            } else {
+                changes[bundleID]?.after = after
+            }
+        }
+        let stored = state.apps.values.sorted { $0.bundleID < $1.bundleID }
+        if let decide = reset.app {
+            for record in stored {
+                switch decide(record) {
+                case .keep:
+                    continue
+                case .save(var replacement):
+                    replacement.bundleID = record.bundleID
+                    state.apps[record.bundleID] = replacement
+                    note(record.bundleID, before: record, after: replacement)
+                case .delete:
+                    state.apps[record.bundleID] = nil
+                    note(record.bundleID, before: record, after: nil)
+                }
+            }
+        }
+        for record in reset.appsToAdd {
+            if let change = changes[record.bundleID] {
+                guard change.after == nil else { continue }
+            } else if stored.contains(where: { $0.bundleID == record.bundleID }) {
+                continue
+            }
+            state.apps[record.bundleID] = record
+            note(record.bundleID, before: nil, after: record)
+        }
+        return order.compactMap { changes[$0] }.filter { $0.before != $0.after }
+    }
+}

@@ -1,0 +1,270 @@
+// APNs Sandbox — the store of `storage.mode` `memory`: a bounded journal of notifications and events, devices and
+// apps, all in memory (the load-test mode: nothing on disk, everything lost on restart).
+import Dispatch
+import Sandbox
+import Synchronization
+
+/// Notifications, events, devices and apps kept in memory, behind the same repository protocols as
+/// ``SQLiteStore`` (``SandboxStore``), for load tests: no file, no fsync, no encoding.
+///
+/// ### The journal
+/// At most ``Capacity/notifications`` notification records and ``Capacity/events`` events are kept. A save
+/// that goes past either bound drops the oldest (by when each was first saved, whatever its status) and
+/// counts it (``droppedNotifications``, ``droppedEvents``): the API, SSE catch-up and webhooks see what is
+/// kept. A notification dropped while it was still on its way is kept again, as new, when its next state is
+/// saved. Devices and apps are not bounded (the configuration's and those the pushes registered).
+///
+/// ### Threads
+/// Every read and write takes one lock for the time it touches the state (no I/O under it). A save is
+/// visible to reads when ``save(_:events:completion:)`` returns; its completion, and then the event
+/// observer with the events of every save finished since, run on the store's own serial queue, in save
+/// order — as ``SQLiteStore`` runs them on its writer after the commit. Synchronous writes (devices, apps,
+/// deletes, resets) run their `committed` callbacks in write order, and return after the callbacks of every
+/// save before them ran.
+public final class MemoryStore: Sendable {
+    /// How much of the journal is kept.
+    public struct Capacity: Sendable, Equatable {
+        public var notifications: Int
+        public var events: Int
+
+        public init(notifications: Int, events: Int) {
+            self.notifications = max(1, notifications)
+            self.events = max(1, events)
+        }
+    }
+
+    public let capacity: Capacity
+    let state: Mutex<MemoryState>
+    /// Orders synchronous writes and their `committed` callbacks (which may read the store).
+    let writes = Mutex<Void>(())
+    /// Runs completions and the event observer, in save order.
+    let callbacks = DispatchQueue(label: "apns-sandbox.memory-store")
+    private let onCallbackQueue = DispatchSpecificKey<Bool>()
+    let eventObserver = Mutex<(@Sendable ([SandboxEvent]) -> Void)?>(nil)
+    private let commitObserver = Mutex<(@Sendable (Double) -> Void)?>(nil)
+    private let dropObserver = Mutex<(@Sendable ([NotificationKey]) -> Void)?>(nil)
+
+    public init(capacity: Capacity) {
+        self.capacity = capacity
+        state = Mutex(MemoryState())
+        callbacks.setSpecific(key: onCallbackQueue, value: true)
+    }
+
+    // MARK: Lifecycle
+
+    /// Makes the store usable; until then (and after ``close()``) reads and writes fail with `closed`.
+    public func open() throws {
+        try state.withLock { state in
+            guard !state.isClosed else { throw StoreError.closed() }
+            state.isOpen = true
+        }
+    }
+
+    /// Refuses new work; the callbacks already queued still run. Everything kept is gone with the object.
+    public func close() {
+        state.withLock { $0.isClosed = true }
+    }
+
+    public var isClosed: Bool { state.withLock { $0.isClosed } }
+
+    /// Always healthy: nothing in memory can fail the way a file does.
+    public var health: StoreHealth { .healthy }
+
+    /// Accepted for symmetry with ``SQLiteStore``; never called (the health never changes).
+    public func observeHealth(_ observer: (@Sendable (StoreHealth) -> Void)?) {}
+
+    /// Accepted for symmetry with ``SQLiteStore``; never called: there are no commits.
+    public func observeCommits(_ observer: (@Sendable (Double) -> Void)?) {
+        commitObserver.withLock { $0 = observer }
+    }
+
+    /// Calls `observer` after saves and appends that logged events, with those events in id order, on the
+    /// store's queue (it must be quick and must not write to the store synchronously). Replaces any
+    /// earlier observer; nil removes it.
+    public func observeEvents(_ observer: (@Sendable ([SandboxEvent]) -> Void)?) {
+        eventObserver.withLock { $0 = observer }
+    }
+
+    /// Calls `observer` with the notifications the bound dropped (their attachment files are the observer's
+    /// to remove), on the thread of the save that dropped them; it must be quick. Nil removes it.
+    public func observeDrops(_ observer: (@Sendable ([NotificationKey]) -> Void)?) {
+        dropObserver.withLock { $0 = observer }
+    }
+
+    func announceDropped(_ keys: [NotificationKey]) {
+        guard !keys.isEmpty, let observer = dropObserver.withLock({ $0 }) else { return }
+        observer(keys)
+    }
+
+    // MARK: The journal's counts
+
+    /// What the journal holds and has dropped.
+    public struct JournalCounts: Sendable, Equatable {
+        public var notifications: Int
+        public var events: Int
+        public var droppedNotifications: Int
+        public var droppedEvents: Int
+    }
+
+    public var journal: JournalCounts {
+        state.withLock {
+            JournalCounts(
+                notifications: $0.notifications.count, events: $0.events.count,
+                droppedNotifications: $0.notifications.dropped, droppedEvents: $0.events.dropped)
+        }
+    }
+
+    /// Notification records dropped to keep the bound.
+    public var droppedNotifications: Int { state.withLock { $0.notifications.dropped } }
+    /// Events dropped to keep the bound.
+    public var droppedEvents: Int { state.withLock { $0.events.dropped } }
+
+    // MARK: Plumbing
+
+    /// Runs `body` on the state; throws `closed` before ``open()`` and after ``close()``.
+    func withOpenState<Value>(_ body: (inout MemoryState) throws -> Value) throws -> Value {
+        try state.withLock { state in
+            guard state.isOpen, !state.isClosed else { throw state.isClosed ? StoreError.closed() : StoreError.notOpen() }
+            return try body(&state)
+        }
+    }
+
+    /// Queues `callback` (and `events` for the observer, after it) behind every callback queued before.
+    /// Call it while holding ``state`` (`state` is that lock's value) so that the queue's order is the
+    /// order of the writes.
+    func enqueueCallback(
+        in state: inout MemoryState, events: [SandboxEvent], _ callback: @escaping @Sendable () -> Void
+    ) -> Bool {
+        state.pending.append(MemoryState.Callback(run: callback, events: events))
+        guard !state.isDrainScheduled else { return false }
+        state.isDrainScheduled = true
+        return true
+    }
+
+    /// Starts a drain of the queued callbacks when ``enqueueCallback(in:events:_:)`` said so.
+    func scheduleDrain(_ needed: Bool) {
+        guard needed else { return }
+        callbacks.async { [self] in drain() }
+    }
+
+    private func drain() {
+        let batch = state.withLock { state in
+            state.isDrainScheduled = false
+            defer { state.pending.removeAll(keepingCapacity: true) }
+            return state.pending
+        }
+        for callback in batch {
+            callback.run()
+        }
+        let events = batch.flatMap(\.events)
+        if !events.isEmpty, let observer = eventObserver.withLock({ $0 }) {
+            observer(events)
+        }
+    }
+
+    /// Waits until every callback queued so far has run (at once on the store's own queue, where waiting
+    /// would never end).
+    func waitForCallbacks() {
+        guard DispatchQueue.getSpecific(key: onCallbackQueue) == nil else { return }
+        callbacks.sync {}
+    }
+
+    /// A synchronous write: `body` on the state, then `committed` with its result (outside the state's
+    /// lock, in the order of synchronous writes), then the wait for the callbacks queued until then.
+    func write<Value: Sendable>(
+        _ body: (inout MemoryState) throws -> Value, committed: (Value) -> Void = { _ in }
+    ) throws -> Value {
+        let value = try writes.withLock { _ in
+            let value = try withOpenState(body)
+            committed(value)
+            return value
+        }
+        waitForCallbacks()
+        return value
+    }
+}
+
+/// Everything ``MemoryStore`` keeps, behind its lock.
+struct MemoryState: Sendable {
+    var isOpen = false
+    var isClosed = false
+    var notifications = NotificationJournal()
+    var events = EventJournal()
+    var devices = OrderedRecords<DeviceRecord>()
+    var apps: [String: AppRecord] = [:]
+
+    struct Callback: Sendable {
+        let run: @Sendable () -> Void
+        let events: [SandboxEvent]
+    }
+
+    var pending: [Callback] = []
+    var isDrainScheduled = false
+}
+
+/// Records by key in the order they were first added (a listing's order), with O(1) lookup.
+struct OrderedRecords<Record: Sendable>: Sendable {
+    private var slots: [(key: String, record: Record)?] = []
+    private var index: [String: Int] = [:]
+    private var holes = 0
+
+    var count: Int { index.count }
+
+    subscript(key: String) -> Record? {
+        index[key].flatMap { slots[$0]?.record }
+    }
+
+    /// Adds or replaces; a replaced record keeps its place.
+    mutating func set(_ record: Record, for key: String) {
+        if let place = index[key] {
+            slots[place] = (key, record)
+        } else {
+            index[key] = slots.count
+            slots.append((key, record))
+        }
+    }
+
+    @discardableResult
+    mutating func remove(_ key: String) -> Record? {
+        guard let place = index.removeValue(forKey: key) else { return nil }
+        let removed = slots[place]?.record
+        slots[place] = nil
+        holes += 1
+        if holes > 1024, holes > slots.count / 2 { compact() }
+        return removed
+    }
+
+    /// The records in order, skipping the first `offset`, at most `limit`.
+    func page(limit: Int, offset: Int) -> [Record] {
+        guard limit > 0 else { return [] }
+        var skipped = 0
+        var page: [Record] = []
+        for slot in slots {
+            guard let slot else { continue }
+            if skipped < offset {
+                skipped += 1
+                continue
+            }
+            page.append(slot.record)
+            if page.count == limit { break }
+        }
+        return page
+    }
+
+    var all: [Record] { slots.compactMap { $0?.record } }
+
+    mutating func removeAll() {
+        slots = []
+        index = [:]
+        holes = 0
+    }
+
+    private mutating func compact() {
+        slots = slots.filter { $0 != nil }
+        index = [:]
+        for (place, slot) in slots.enumerated() {
+            if let slot { index[slot.key] = place }
+        }
+        holes = 0
+    }
+}

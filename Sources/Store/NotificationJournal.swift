@@ -1,0 +1,186 @@
+// APNs Sandbox — the memory store's notification records: a bounded journal in insertion order.
+import Foundation
+import Sandbox
+
+/// Notification records in the order they were first saved (each with its `seq`, the cursor of
+/// ``NotificationRepository/latestCursor()``), found by (apns-id, device) in O(1), the oldest dropped first.
+struct NotificationJournal: Sendable {
+    /// `slots[i]` holds the record with seq `firstSeq + i`, nil once it is deleted or dropped.
+    private var slots: [NotificationRecord?] = []
+    private var firstSeq: Int64 = 1
+    /// `slots[..<head]` are all nil.
+    private var head = 0
+    private(set) var lastSeq: Int64 = 0
+    private var seqByKey: [NotificationKey: Int64] = [:]
+    private(set) var statusCounts: [NotificationStatus: Int] = [:]
+    /// Whether seq order is also `receivedAt` order (then newest-first listings need no sort).
+    private(set) var isInReceiptOrder = true
+    private var newestReceivedAt = Int64.min
+    /// Records dropped to keep the bound.
+    var dropped = 0
+
+    var count: Int { seqByKey.count }
+
+    /// Adds `record`, or stores the new state of the push with its key (same topic, app and receipt time) in
+    /// its place. A new push that reuses an earlier one's apns-id on the same device replaces it as new (a new
+    /// seq: the `after=` cursor sees it), as ``StoreWriter/removeReplacedSQL`` does.
+    mutating func upsert(_ record: NotificationRecord) {
+        let key = NotificationKey(apnsID: record.apnsID, deviceToken: record.deviceToken)
+        if let seq = seqByKey[key] {
+            let place = Int(seq - firstSeq)
+            if let old = slots[place], old.topic == record.topic, old.bundleID == record.bundleID,
+                old.receivedAt == record.receivedAt {
+                statusCounts[old.status, default: 0] -= 1
+                statusCounts[record.status, default: 0] += 1
+                slots[place] = record
+                return
+            }
+            if let old = slots[place] { _ = remove(at: place, old) }
+        }
+        lastSeq += 1
+        seqByKey[key] = lastSeq
+        slots.append(record)
+        statusCounts[record.status, default: 0] += 1
+        if record.receivedAt < newestReceivedAt { isInReceiptOrder = false }
+        newestReceivedAt = max(newestReceivedAt, record.receivedAt)
+    }
+
+    /// Drops the oldest records until at most `capacity` remain; returns their keys.
+    mutating func drop(toKeep capacity: Int) -> [NotificationKey] {
+        var keys: [NotificationKey] = []
+        while count > capacity, head < slots.count {
+            if let record = slots[head] {
+                keys.append(remove(at: head, record))
+            }
+            head += 1
+        }
+        dropped += keys.count
+        compactIfSparse()
+        return keys
+    }
+
+    /// Removes every record `isRemoved` selects; returns their keys.
+    mutating func remove(where isRemoved: (NotificationRecord, Int64) -> Bool) -> [NotificationKey] {
+        var keys: [NotificationKey] = []
+        for place in head..<slots.count {
+            guard let record = slots[place], isRemoved(record, firstSeq + Int64(place)) else { continue }
+            keys.append(remove(at: place, record))
+        }
+        while head < slots.count, slots[head] == nil { head += 1 }
+        compactIfSparse()
+        if seqByKey.isEmpty {
+            isInReceiptOrder = true
+            newestReceivedAt = .min
+        }
+        return keys
+    }
+
+    private mutating func remove(at place: Int, _ record: NotificationRecord) -> NotificationKey {
+        let key = NotificationKey(apnsID: record.apnsID, deviceToken: record.deviceToken)
+        seqByKey[key] = nil
+        statusCounts[record.status, default: 0] -= 1
+        slots[place] = nil
+        return key
+    }
+
+    private mutating func compactIfSparse() {
+        guard head > 4096, head > slots.count / 2 else { return }
+        slots.removeFirst(head)
+        firstSeq += Int64(head)
+        head = 0
+    }
+
+    func record(for key: NotificationKey) -> NotificationRecord? {
+        seqByKey[key].flatMap { slots[Int($0 - firstSeq)] }
+    }
+
+    /// Calls `body` with each record and its seq, newest (greatest seq) first, until it returns false.
+    func forEachNewestFirst(_ body: (NotificationRecord, Int64) -> Bool) {
+        var place = slots.count - 1
+        while place >= head {
+            if let record = slots[place], !body(record, firstSeq + Int64(place)) { return }
+            place -= 1
+        }
+    }
+
+    /// Records matching `isIncluded`, newest first — `receivedAt` descending, then seq descending, the
+    /// order of ``SQLiteStore`` — skipping `offset`, at most `limit`.
+    func newestFirst(limit: Int, offset: Int, where isIncluded: (NotificationRecord, Int64) -> Bool) -> [NotificationRecord] {
+        guard limit > 0 else { return [] }
+        let offset = max(offset, 0)
+        if isInReceiptOrder {
+            var page: [NotificationRecord] = []
+            var skipped = 0
+            forEachNewestFirst { record, seq in
+                guard isIncluded(record, seq) else { return true }
+                if skipped < offset {
+                    skipped += 1
+                } else {
+                    page.append(record)
+                }
+                return page.count < limit
+            }
+            return page
+        }
+        var matches: [(record: NotificationRecord, seq: Int64)] = []
+        forEachNewestFirst { record, seq in
+            if isIncluded(record, seq) { matches.append((record, seq)) }
+            return true
+        }
+        matches.sort { $0.record.receivedAt != $1.record.receivedAt ? $0.record.receivedAt > $1.record.receivedAt : $0.seq > $1.seq }
+        guard offset < matches.count else { return [] }
+        let end = limit >= matches.count - offset ? matches.count : offset + limit
+        return matches[offset..<end].map(\.record)
+    }
+
+    mutating func removeAll() -> [NotificationKey] {
+        remove { _, _ in true }
+    }
+}
+
+extension NotificationFilter {
+    /// Whether `record` (saved with `seq`) matches, as ``SQLCondition``'s `WHERE` clause decides for a row.
+    func matches(_ record: NotificationRecord, seq: Int64) -> Bool {
+        if let deviceToken, record.deviceToken != deviceToken { return false }
+        if let topic, record.topic != topic { return false }
+        if let bundleID, record.bundleID != bundleID { return false }
+        if let status, record.status != status { return false }
+        if let since, record.receivedAt < since { return false }
+        if let statuses, !statuses.isEmpty, !statuses.contains(record.status) { return false }
+        if let until, record.receivedAt >= until { return false }
+        if let pushTypes, !pushTypes.isEmpty, !pushTypes.contains(record.pushType ?? "") { return false }
+        if let outcomes, !outcomes.isEmpty, !outcomes.contains(where: { $0 == record.outcome }) { return false }
+        if let after, seq <= after { return false }
+        if let search, !Self.record(record, contains: search) { return false }
+        return true
+    }
+
+    /// The free-text search of ``search``: an apns-id or device-token prefix, or text in the topic, the
+    /// bundle id, the displayed title, subtitle or body, or the payload (case-insensitive).
+    private static func record(_ record: NotificationRecord, contains search: String) -> Bool {
+        let options: String.CompareOptions = [.caseInsensitive]
+        if record.apnsID.range(of: search, options: options.union(.anchored)) != nil { return true }
+        if record.deviceToken.range(of: search, options: options.union(.anchored)) != nil { return true }
+        if record.topic.range(of: search, options: options) != nil { return true }
+        if record.bundleID.range(of: search, options: options) != nil { return true }
+        let displayed = [record.displayed?.title, record.displayed?.subtitle, record.displayed?.body]
+        for text in displayed.compactMap({ $0 }) + [record.payload] where text.range(of: search, options: options) != nil {
+            return true
+        }
+        return false
+    }
+
+    /// Whether the filter selects by status alone (or selects everything): a count the journal keeps.
+    var statusesOnly: [NotificationStatus]?? {
+        guard deviceToken == nil, topic == nil, bundleID == nil, since == nil, after == nil, until == nil,
+            search == nil, pushTypes?.isEmpty ?? true, outcomes?.isEmpty ?? true
+        else { return nil }
+        let statuses = statuses?.isEmpty == false ? statuses : nil
+        switch (status, statuses) {
+        case (nil, nil): return .some(nil)
+        case (let status?, nil): return .some([status])
+        case (nil, let statuses?): return .some(statuses)
+        case (.some, .some): return nil
+        }
+    }
+}

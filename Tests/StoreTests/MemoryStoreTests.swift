@@ -1,0 +1,257 @@
+// APNs Sandbox — the memory store: the journal's bound and drop counts, and the same answers as the SQLite store.
+import Foundation
+import Sandbox
+@testable import Store
+import Synchronization
+import Testing
+
+@Suite struct MemoryStoreTests {
+    private func openStore(notifications: Int = 1000, events: Int = 1000) throws -> MemoryStore {
+        let store = MemoryStore(capacity: .init(notifications: notifications, events: events))
+        try store.open()
+        return store
+    }
+
+    private func save(_ records: [NotificationRecord], events: [EventDraft] = [], to store: any NotificationRepository) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            store.save(records, events: events) { continuation.resume(with: $0) }
+        }
+    }
+
+    private func draft(_ type: SandboxEventType = .pushAccepted, token: String? = nil, time: Int64 = 1_700_000_000_000,
+                       data: String = "{}") -> EventDraft {
+        EventDraft(type: type, time: time, deviceToken: token, topic: "com.example.app", data: Array(data.utf8))
+    }
+
+    /// Past the bound the oldest records go, whatever their status; the drop is counted; listings, counts,
+    /// lookups and the cursor speak of what is kept.
+    @Test func keepsTheNewestNotificationsAndCountsTheDropped() async throws {
+        let store = try openStore(notifications: 10)
+        let dropped = Mutex<[NotificationKey]>([])
+        store.observeDrops { keys in dropped.withLock { $0 += keys } }
+        let records = (0..<25).map { sampleRecord(apnsID: "id-\($0)", receivedAt: 1_700_000_000_000 + Int64($0),
+                                                  status: $0 % 2 == 0 ? .displayed : .stored) }
+        for record in records {
+            try await save([record], to: store)
+        }
+        #expect(store.droppedNotifications == 15)
+        #expect(dropped.withLock { $0.map(\.apnsID) } == (0..<15).map { "id-\($0)" })
+        #expect(try store.count(matching: NotificationFilter()) == 10)
+        #expect(try store.notifications(matching: NotificationFilter(), limit: 100, offset: 0).map(\.apnsID)
+            == (15..<25).reversed().map { "id-\($0)" })
+        #expect(try store.notification(apnsID: "id-14") == nil)
+        #expect(try store.notification(apnsID: "id-15") == records[15])
+        #expect(try store.count(matching: NotificationFilter(status: .displayed)) == 5)
+        #expect(try store.count(matching: NotificationFilter(status: .stored)) == 5)
+        #expect(try store.latestCursor() == 25)
+        #expect(try store.unfinished().map(\.apnsID) == stride(from: 15, to: 25, by: 2).map { "id-\($0)" })
+        #expect(store.journal == .init(notifications: 10, events: 0, droppedNotifications: 15, droppedEvents: 0))
+    }
+
+    /// A notification dropped while still on its way is kept again, as new, when its next state is saved.
+    @Test func aDroppedNotificationInFlightComesBackWithItsNextState() async throws {
+        let store = try openStore(notifications: 2)
+        var first = sampleRecord(apnsID: "first", status: .extensionRunning)
+        try await save([first, sampleRecord(apnsID: "second"), sampleRecord(apnsID: "third")], to: store)
+        #expect(try store.notification(apnsID: "first") == nil)
+        first.status = .displayed
+        try await save([first], to: store)
+        #expect(try store.notification(apnsID: "first")?.status == .displayed)
+        #expect(try store.notifications(matching: NotificationFilter(), limit: 10, offset: 0).map(\.apnsID) == ["first", "third"])
+        #expect(store.droppedNotifications == 2)
+    }
+
+    /// Events past their bound go oldest first and are counted; ids go on, never reused; a read after an id
+    /// older than the oldest kept starts at the oldest kept.
+    @Test func keepsTheNewestEventsAndCountsTheDropped() async throws {
+        let store = try openStore(events: 5)
+        let observed = Mutex<[Int64]>([])
+        store.observeEvents { events in observed.withLock { $0 += events.map(\.id) } }
+        for index in 0..<4 {
+            try await save([sampleRecord(apnsID: "p\(index)")], events: [draft(), draft(.notificationDisplayed)], to: store)
+        }
+        #expect(store.droppedEvents == 3)
+        #expect(try store.latestEventID() == 8)
+        #expect(try store.oldestEventID() == 4)
+        #expect(try store.events(after: 0, matching: EventFilter(), limit: 100).map(\.id) == [4, 5, 6, 7, 8])
+        #expect(try store.events(after: 6, matching: EventFilter(), limit: 100).map(\.id) == [7, 8])
+        #expect(try store.events(after: 0, matching: EventFilter(types: [.notificationDisplayed]), limit: 2).map(\.id) == [4, 6])
+        // The observer saw every event once, in id order, dropped or not.
+        try await waitUntil { observed.withLock { $0.count } == 8 }
+        #expect(observed.withLock { $0 } == Array(1...8))
+    }
+
+    /// Completions run in save order, each before the observer hears of that save's events, and a save is
+    /// visible as soon as the call returns.
+    @Test func completionsAndEventsInSaveOrder() async throws {
+        let store = try openStore()
+        let log = Mutex<[String]>([])
+        store.observeEvents { events in log.withLock { $0 += events.map { "event \($0.id)" } } }
+        let done = Mutex(0)
+        for index in 0..<50 {
+            let record = sampleRecord(apnsID: "n\(index)")
+            store.save([record], events: [draft()]) { _ in
+                log.withLock { $0.append("saved n\(index)") }
+                done.withLock { $0 += 1 }
+            }
+            #expect(try store.notification(apnsID: "n\(index)") != nil)
+        }
+        try await waitUntil { done.withLock { $0 } == 50 && log.withLock { $0.count } == 100 }
+        let entries = log.withLock { $0 }
+        for index in 0..<50 {
+            let saved = try #require(entries.firstIndex(of: "saved n\(index)"))
+            let event = try #require(entries.firstIndex(of: "event \(index + 1)"))
+            #expect(saved < event)
+            if index > 0 { #expect(try #require(entries.firstIndex(of: "saved n\(index - 1)")) < saved) }
+        }
+    }
+
+    /// Closed (or not yet opened), every call fails with `closed` and a save's completion says so.
+    @Test func closedStoreRefusesWork() async throws {
+        let store = MemoryStore(capacity: .init(notifications: 10, events: 10))
+        #expect(throws: StoreError.self) { try store.count(matching: NotificationFilter()) }
+        try store.open()
+        store.close()
+        #expect(store.isClosed)
+        await #expect(throws: StoreError.self) { try await save([sampleRecord()], to: store) }
+        #expect(throws: StoreError.self) { try store.device(token: "x") }
+    }
+
+    /// The same records, queries, deletes, prunes and resets give the same answers from both stores.
+    @Test func answersAsTheSQLiteStoreDoes() async throws {
+        let directory = try TemporaryDirectory()
+        let sqlite = try SQLiteStore(path: directory.file("store.sqlite"))
+        let memory = try openStore()
+        let stores: [any SandboxStore] = [sqlite, memory]
+        let tokens = ["aa" + String(repeating: "0", count: 62), "bb" + String(repeating: "1", count: 62)]
+        var records: [NotificationRecord] = []
+        for index in 0..<40 {
+            var record = sampleRecord(
+                apnsID: String(format: "%08X-0000-4000-8000-%012d", index, index), token: tokens[index % 2],
+                topic: index % 3 == 0 ? "com.example.other" : "com.example.app",
+                // Not in receipt order: the stores must sort, not trust insertion.
+                receivedAt: 1_700_000_000_000 + Int64((index * 7) % 13),
+                status: [.displayed, .stored, .discarded, .deliveredSilent][index % 4])
+            record.pushType = index % 5 == 0 ? "background" : "alert"
+            record.outcome = index % 4 == 0 ? (index % 8 == 0 ? .processed : .originalTimeout) : nil
+            if index % 4 == 0 { record.displayed = DisplayedContent(title: "Title \(index)", body: index == 12 ? "Breaking NEWS" : "body") }
+            records.append(record)
+        }
+        for store in stores {
+            try await save(Array(records[0..<20]), to: store)
+            try await save(Array(records[20...]), to: store)
+            // An update in place (same apns-id, same device).
+            var updated = records[3]
+            updated.status = .displayed
+            try await save([updated], to: store)
+        }
+        var filters: [NotificationFilter] = [
+            NotificationFilter(), NotificationFilter(deviceToken: tokens[0]), NotificationFilter(topic: "com.example.other"),
+            NotificationFilter(bundleID: "com.example.app"), NotificationFilter(status: .displayed),
+            NotificationFilter(since: 1_700_000_000_006), NotificationFilter(after: 25),
+        ]
+        var filter = NotificationFilter()
+        filter.until = 1_700_000_000_005
+        filters.append(filter)
+        filter = NotificationFilter()
+        filter.statuses = [.stored, .discarded]
+        filters.append(filter)
+        for search in ["breaking news", "0000000A", "BB1", "other", "title 2", "\"k\":1", "%", "nothing here"] {
+            filter = NotificationFilter()
+            filter.search = search
+            filters.append(filter)
+        }
+        filter = NotificationFilter(topic: "com.example.app")
+        filter.pushTypes = ["background"]
+        filters.append(filter)
+        filter = NotificationFilter()
+        filter.outcomes = [.originalTimeout]
+        filters.append(filter)
+        for filter in filters {
+            let answers = try stores.map { try $0.notifications(matching: filter, limit: 100, offset: 0).map(\.apnsID) }
+            #expect(answers[0] == answers[1], "\(filter)")
+            #expect(try stores.map { try $0.count(matching: filter) } == [answers[0].count, answers[0].count], "\(filter)")
+            let pages = try stores.map { try $0.notifications(matching: filter, limit: 3, offset: 2).map(\.apnsID) }
+            #expect(pages[0] == pages[1], "\(filter)")
+        }
+        #expect(try sqlite.unfinished().map(\.apnsID) == memory.unfinished().map(\.apnsID))
+        // The cursor's value is each store's own (SQLite's upsert uses up a sequence number); what it selects is the same.
+        for store in stores {
+            let cursor = try store.latestCursor()
+            #expect(try store.count(matching: NotificationFilter(after: cursor)) == 0)
+            try await save([sampleRecord(apnsID: "after-the-cursor")], to: store)
+            #expect(try store.notifications(matching: NotificationFilter(after: cursor), limit: 10, offset: 0).map(\.apnsID) == ["after-the-cursor"])
+            try store.deleteNotifications(matching: NotificationFilter(after: cursor))
+        }
+        #expect(try sqlite.notification(apnsID: records[7].apnsID) == memory.notification(apnsID: records[7].apnsID))
+
+        // Deletes, prunes and a scoped reset remove the same records.
+        let deleted = try stores.map { try $0.deleteNotifications(matching: NotificationFilter(topic: "com.example.other")).map(\.apnsID).sorted() }
+        #expect(deleted[0] == deleted[1] && !deleted[0].isEmpty)
+        let pruned = try stores.map { try $0.prune(keepingAtMost: 10, receivedBefore: 1_700_000_000_002, removed: { _ in }) }
+        #expect(pruned[0] == pruned[1])
+        var reset = StoreReset()
+        reset.notifications = .matching(deviceTokens: [tokens[1]], bundleIDs: [])
+        let outcomes = try stores.map { try $0.reset(reset).removedNotifications.map(\.apnsID).sorted() }
+        #expect(outcomes[0] == outcomes[1])
+        let remaining = try stores.map { try $0.notifications(matching: NotificationFilter(), limit: 100, offset: 0).map(\.apnsID) }
+        #expect(remaining[0] == remaining[1])
+        sqlite.close()
+    }
+
+    /// Devices and apps: listing order, read-modify-write, registration, and a reset's device and app decisions
+    /// and announcement, as the SQLite store does them.
+    @Test func devicesAppsAndResetsAsTheSQLiteStoreDoes() async throws {
+        let directory = try TemporaryDirectory()
+        let sqlite = try SQLiteStore(path: directory.file("store.sqlite"))
+        let memory = try openStore()
+        for store in [sqlite, memory] as [any SandboxStore] {
+            for index in 0..<5 {
+                try store.saveDevice(DeviceRecord(token: "device-\(index)", environment: .development))
+            }
+            try store.deleteDevice(token: "device-1")
+            let added = try await withCheckedThrowingContinuation { continuation in
+                store.registerDevice(DeviceRecord(token: "device-2", environment: .production)) { continuation.resume(with: $0) }
+            }
+            #expect(!added)
+            let modification = try store.modifyDevice(token: "device-3", { device in
+                guard var device else { return .keep }
+                device.locale = "fr_FR"
+                return .save(device)
+            }, committed: { _, _ in })
+            #expect(modification.after?.locale == "fr_FR")
+            try store.saveApp(AppRecord(bundleID: "com.b", teamID: "T"))
+            try store.saveApp(AppRecord(bundleID: "com.a", teamID: "T"))
+            try await save([], events: [draft(token: "device-0"), draft(.pushRejected, data: #"{"bundleId":"com.a"}"#)], to: store)
+
+            var reset = StoreReset()
+            reset.events = .matching(deviceTokens: ["device-0"], bundleIDs: ["com.a"])
+            reset.device = { $0.token == "device-4" ? .delete : .keep }
+            reset.devicesToAdd = [DeviceRecord(token: "device-9", environment: .development)]
+            reset.app = { $0.bundleID == "com.b" ? .delete : .keep }
+            reset.announcement = { counts in
+                EventDraft(type: .sandboxReset, time: 1, data: Array(#"{"events":\#(counts.eventsRemoved)}"#.utf8))
+            }
+            let outcome = try store.reset(reset)
+            #expect(outcome.counts.eventsRemoved == 2)
+            #expect(outcome.counts.devicesRemoved == 1 && outcome.counts.devicesWritten == 1)
+            #expect(outcome.counts.appsRemoved == 1)
+            #expect(outcome.event?.id == 3)
+        }
+        #expect(try sqlite.devices(limit: 10, offset: 0) == memory.devices(limit: 10, offset: 0))
+        #expect(try memory.devices(limit: 10, offset: 0).map(\.token) == ["device-0", "device-2", "device-3", "device-9"])
+        #expect(try sqlite.devices(limit: 2, offset: 1) == memory.devices(limit: 2, offset: 1))
+        #expect(try sqlite.apps() == memory.apps())
+        #expect(try sqlite.events(after: 0, matching: EventFilter(), limit: 10) == memory.events(after: 0, matching: EventFilter(), limit: 10))
+        sqlite.close()
+    }
+}
+
+/// Polls `condition` every 10 ms for up to 10 s.
+private func waitUntil(_ condition: () -> Bool) async throws {
+    let deadline = Date().addingTimeInterval(10)
+    while !condition() {
+        guard Date() < deadline else { throw CancellationError() }
+        try await Task.sleep(nanoseconds: 10_000_000)
+    }
+}
