@@ -15,10 +15,7 @@ extension SandboxServer {
         let clock: any SandboxClock
         let state: ServerState
         let directoryLock: DataDirectoryLock
-        let store: SQLiteStore
-        let storeFile: StoreFile
-        let outbox: SQLiteStore
-        let outboxFile: StoreFile
+        let stores: Stores
         let attachments: AttachmentSweeper
         let extensions: ExtensionRuntime
         let registry: DeviceRegistry
@@ -40,8 +37,7 @@ extension SandboxServer {
         let configuration = parts.configuration
         let logger = parts.logger
         let clock = parts.clock
-        let storage = configuration.storage
-        let (store, outbox, state, eventHub) = (parts.store, parts.outbox, parts.state, parts.eventHub)
+        let (store, outbox, state, eventHub) = (parts.stores.store, parts.stores.outbox, parts.state, parts.eventHub)
         let (lock, attachments, extensions) = (parts.directoryLock, parts.attachments, parts.extensions)
         let (registry, devices, engine) = (parts.registry, parts.devices, parts.engine)
         let (retention, webhookSender, webhooks) = (parts.retention, parts.webhookSender, parts.webhooks)
@@ -49,12 +45,12 @@ extension SandboxServer {
         return ServiceGroup("sandbox", services: [
             // Taken by `init` (a second server is refused before it touches the directory); given up last.
             ServiceStep("data directory lock", stop: { lock.release() }),
-            service(for: store, as: parts.storeFile, settings: storage, logger: logger),
+            parts.stores.storeService,
             // Queued file removals still ask the store; retries after its stop are dropped.
             ServiceStep("attachment sweeper", stop: { attachments.stop() }),
             // Kills what a previous run's extensions left, before recovery finalises what they were running.
             ServiceStep("extension runtime", start: { extensions.start() }, stop: { extensions.shutdown() }),
-            service(for: outbox, as: parts.outboxFile, settings: storage, logger: logger),
+            parts.stores.outboxService,
             ServiceStep("webhook cursors", start: {
                 let rewound = try outbox.clampSubscriptionCursors(to: store.latestEventID())
                 if rewound > 0 {

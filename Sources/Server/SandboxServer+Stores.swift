@@ -1,10 +1,72 @@
-// APNs Sandbox — the two database files: building them, opening them at start (the integrity check,
-// moving a damaged file aside, the size limit), and their readiness.
+// APNs Sandbox — the main store and the webhook outbox of `storage.mode`: building them; for the durable mode's
+// two database files, opening them at start (the integrity check, moving a damaged file aside, the size limit);
+// their readiness.
 import Foundation
 import Store
+import Webhooks
 import Support
 
 extension SandboxServer {
+    /// The main store and the webhook outbox, built unopened, with the services that open and close them.
+    struct Stores: Sendable {
+        let store: any SandboxStore
+        let outbox: any OutboxStore
+        let storeService: ServiceStep
+        let outboxService: ServiceStep
+        /// The database files by name (`store`, `webhooks`): none in memory.
+        let files: [(name: String, path: String)]
+        /// The memory mode's journal (its counts for `/metrics`); nil when durable.
+        let journal: MemoryStore?
+        static let storeRole = "store"
+        static let outboxRole = "webhook outbox"
+    }
+
+    /// The stores of `configuration.storage.mode`, not opened yet; health changes are logged.
+    /// - Throws: ``StoreError`` for a path the durable store cannot use.
+    static func makeStores(_ configuration: SandboxConfiguration, logger: Logger) throws -> Stores {
+        let storage = configuration.storage
+        let dataDirectory = configuration.dataDirectory
+        switch storage.mode {
+        case .durable:
+            let storeFile = StoreFile(
+                role: Stores.storeRole,
+                path: storage.file.hasPrefix("/") ? storage.file : dataDirectory + "/" + storage.file,
+                synchronous: storage.synchronous.sqlite, maxSizeBytes: storage.maxSizeBytes)
+            let store = try makeStore(storeFile, settings: storage)
+            logHealthChanges(of: store, role: storeFile.role, logger: logger)
+            // The webhook outbox has a database file and a writer thread of its own, so its writes never
+            // queue with pushes' commits. `normal` sync is enough: the events it is fed from are in the main
+            // store (committed with their pushes), and a cursor or result lost with the machine's power is
+            // fanned out or attempted again (at least once). The file has the main store's schema; only its
+            // webhook tables are used.
+            let outboxFile = StoreFile(
+                role: Stores.outboxRole, path: dataDirectory + "/" + outboxFileName, synchronous: .normal,
+                writerNiceness: WebhookDispatcher.niceness)
+            let outbox = try makeStore(outboxFile, settings: storage)
+            logHealthChanges(of: outbox, role: outboxFile.role, logger: logger)
+            return Stores(
+                store: store, outbox: outbox,
+                storeService: service(for: store, as: storeFile, settings: storage, logger: logger),
+                outboxService: service(for: outbox, as: outboxFile, settings: storage, logger: logger),
+                files: [("store", storeFile.path), ("webhooks", outboxFile.path)], journal: nil)
+        case .memory:
+            let journal = storage.memory
+            let store = MemoryStore(capacity: .init(notifications: journal.notifications, events: journal.events))
+            let outbox = MemoryOutbox()
+            let storeService = ServiceStep(Stores.storeRole, start: {
+                try store.open()
+                logger.warning(
+                    "STORAGE IN MEMORY (storage.mode memory, the load-test mode): notifications, events, devices, apps "
+                        + "and webhook deliveries are kept in memory only and LOST ON RESTART; the journal keeps the newest "
+                        + "\(journal.notifications) notifications and \(journal.events) events and drops (and counts) older ones",
+                    [("notifications", "\(journal.notifications)"), ("events", "\(journal.events)")])
+            }, stop: { store.close() })
+            return Stores(
+                store: store, outbox: outbox, storeService: storeService,
+                outboxService: ServiceStep(Stores.outboxRole, stop: { outbox.close() }), files: [], journal: store)
+        }
+    }
+
     /// One of the two database files: the main store or the webhook outbox.
     struct StoreFile: Sendable {
         /// How log lines and `/readyz` name it (`store`, `webhook outbox`).
@@ -111,8 +173,12 @@ extension SandboxServer {
         }
     }
 
-    /// What `/readyz` says about `store`: `<role>: <SQLite's message>` while it is not healthy.
-    static func readinessReason(of store: SQLiteStore, role: String) -> @Sendable () -> String? {
-        { store.health.reason.map { "\(role): \($0)" } }
+    /// What `/readyz` says about the stores: `<role>: <SQLite's message>` while one is not healthy.
+    static func readinessReasons(of stores: Stores) -> [@Sendable () -> String?] {
+        let (store, outbox) = (stores.store, stores.outbox)
+        return [
+            { store.health.reason.map { "\(Stores.storeRole): \($0)" } },
+            { outbox.health.reason.map { "\(Stores.outboxRole): \($0)" } },
+        ]
     }
 }

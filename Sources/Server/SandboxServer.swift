@@ -36,11 +36,12 @@ public final class SandboxServer: Sendable {
     public let registry: DeviceRegistry
     /// Every push the endpoint received (accepted or rejected), newest first, in memory.
     public let pushes: RecentPushes
-    /// Durable notifications, devices and apps (open from `start()` until `shutdown()`).
-    public let store: SQLiteStore
-    /// The webhook outbox: subscriptions and deliveries (`webhooks.sqlite` in the data directory).
-    public let outbox: SQLiteStore
-    static let outboxFile = "webhooks.sqlite"
+    /// Notifications, devices, apps and the event log (open from `start()` until `shutdown()`): an SQLite file,
+    /// or with `storage.mode` `memory` a bounded journal in memory.
+    public let store: any SandboxStore
+    /// The webhook outbox: subscriptions and deliveries (`webhooks.sqlite` in the data directory, or in memory).
+    public let outbox: any OutboxStore
+    static let outboxFileName = "webhooks.sqlite"
     /// Delivery to the simulated devices.
     public let engine: DeliveryEngine
     /// Service extension instances.
@@ -105,24 +106,9 @@ public final class SandboxServer: Sendable {
         }
 
         let settings = configuration.apns
-        let storage = configuration.storage
-        let storeFile = StoreFile(
-            role: "store",
-            path: storage.file.hasPrefix("/") ? storage.file : dataDirectory + "/" + storage.file,
-            synchronous: storage.synchronous.sqlite, maxSizeBytes: storage.maxSizeBytes)
-        let store = try Self.makeStore(storeFile, settings: storage)
-        Self.logHealthChanges(of: store, role: storeFile.role, logger: logger)
+        let stores = try Self.makeStores(configuration, logger: logger)
+        let (store, outbox) = (stores.store, stores.outbox)
         self.store = store
-        // The webhook outbox has a database file and a writer thread of its own, so its writes never
-        // queue with pushes' commits. `normal` sync is enough: the events it is fed from are in the main
-        // store (committed with their pushes), and a cursor or result lost with the machine's power is
-        // fanned out or attempted again (at least once). The file has the main store's schema; only its
-        // webhook tables are used.
-        let outboxFile = StoreFile(
-            role: "webhook outbox", path: dataDirectory + "/" + Self.outboxFile, synchronous: .normal,
-            writerNiceness: WebhookDispatcher.niceness)
-        let outbox = try Self.makeStore(outboxFile, settings: storage)
-        Self.logHealthChanges(of: outbox, role: outboxFile.role, logger: logger)
         self.outbox = outbox
         let clock = ClockService.makeClock(configuration.clock)
         self.clock = clock
@@ -229,8 +215,7 @@ public final class SandboxServer: Sendable {
         SnapshotRoutes(service: resets, execPolicy: execPolicy).register(on: &router)
         OpenAPIDocument.register(on: &router)
         MetricsRoutes.register(on: &router, registry: metrics.registry)
-        Self.registerScrapedMetrics(metrics, ScrapeSources(
-            store: store, storeFile: storeFile, outbox: outbox, outboxFile: outboxFile, eventHub: eventHub, extensions: extensions))
+        Self.registerScrapedMetrics(metrics, ScrapeSources(stores: stores, eventHub: eventHub, extensions: extensions))
         if configuration.dashboard.enabled {
             let assets: DashboardAssets = configuration.dashboard.assetsDirectory.map {
                 .directory(CredentialTools.resolve($0, against: configuration.baseDirectory))
@@ -270,13 +255,12 @@ public final class SandboxServer: Sendable {
             gracePeriodNanoseconds: configuration.limits.shutdownGraceSeconds.nanoseconds,
             logger: logger.with("component", "transport"))
         self.network = network
-        state.addReadinessCheck(Self.readinessReason(of: store, role: storeFile.role))
-        state.addReadinessCheck(Self.readinessReason(of: outbox, role: outboxFile.role))
+        for check in Self.readinessReasons(of: stores) { state.addReadinessCheck(check) }
 
         services = Self.services(
             Parts(
                 configuration: configuration, logger: logger, clock: clock, state: state, directoryLock: directoryLock,
-                store: store, storeFile: storeFile, outbox: outbox, outboxFile: outboxFile,
+                stores: stores,
                 attachments: attachments, extensions: extensions, registry: registry, devices: devices,
                 engine: engine, eventHub: eventHub, retention: retention, webhookSender: webhookSender,
                 webhooks: webhooks, pipeline: pipeline, network: network))

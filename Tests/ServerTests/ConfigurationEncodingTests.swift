@@ -29,7 +29,7 @@ import Testing
                   "tokenClockSkewSeconds": 5, "tokenUpdateMinimumIntervalSeconds": 0.5,
                   "environmentKeyReason": "BadEnvironmentKeyInToken"},
          "storage": {"synchronous": "normal", "maxAgeDays": 0.5, "integrityCheck": "full", "integrityCheckSeconds": 0,
-                     "onCorruption": "moveAside"},
+                     "onCorruption": "moveAside", "mode": "memory", "memory": {"notifications": 5, "events": 6}},
          "delivery": {"lowPriorityDelayMilliseconds": 250},
          "extensions": {"defaultBudgetMilliseconds": 100, "defaultGraceMilliseconds": 0},
          "events": {"maxAgeHours": 0.1, "heartbeatSeconds": 0.2},
@@ -43,7 +43,7 @@ import Testing
 
     /// The defaults, a file that changes every typed setting and the shipped file encode to the bytes they
     /// encoded to before the settings were typed (pinned by digest; re-pinned when a section is added, as
-    /// `clock`, `faults` and `dashboard` were: the entries' fingerprints do not depend on other sections).
+    /// `clock`, `faults`, `dashboard` and `storage.mode` were: the entries' fingerprints do not depend on other sections).
     @Test func encodingIsPinned() throws {
         var shipped = try SandboxConfiguration.load(
             path: Self.packageRoot().appendingPathComponent("config/sandbox.json").path)
@@ -72,9 +72,9 @@ import Testing
         #expect(plainFingerprint == Self.pinnedPlainDeviceFingerprint, "the fingerprint changed: \(plainFingerprint)")
     }
 
-    static let pinnedDefaults = "e0eaaa329dcee567bf95d8f03cc15471e052dad049c79e17d02a1c39153711cc"
-    static let pinnedEverythingSet = "cb6b714ccdd3af9de23e06dd37b9645b35592b0d42be4843dd752a9168802ea5"
-    static let pinnedShipped = "f98c511aa968a5225dd47af0f976d6f7953b80b1efdea49cc865d03aad8e36fc"
+    static let pinnedDefaults = "47bddabc60b37d09ba669ce49b884151f93d358612534005ebe64271e34fae06"
+    static let pinnedEverythingSet = "a717b1d525ad2f6698eb39f6c905ad74b2ea50467fb5860ad83c29e0f9fbfd24"
+    static let pinnedShipped = "0ea6219a8f6ab7164fbef5394af17ed131596a9259a9c6682825de6aadd0818c"
     static let pinnedDeviceFingerprint = "0c111a9f342573a86f0cf3fd9cc89b8f3afaeaf0a19a09a495c3a8251378bc8e"
     static let pinnedPlainDeviceFingerprint = "7cc8defa32234afdac6310e7b044a2dd3c99dc471024d6f624ebf810dcbd974b"
 }

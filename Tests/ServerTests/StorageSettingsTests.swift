@@ -23,7 +23,9 @@ import Testing
             .deletingLastPathComponent()
         let shipped = try Data(contentsOf: root.appendingPathComponent("config/sandbox.json"))
         let storage = try #require((try JSONSerialization.jsonObject(with: shipped) as? [String: Any])?["storage"] as? [String: Any])
-        for key in ["integrityCheck", "integrityCheckSeconds", "onCorruption", "maxSizeMB"] {
+        #expect(defaults.mode == .durable)
+        #expect(defaults.memory.notifications == 10_000 && defaults.memory.events == 50_000)
+        for key in ["integrityCheck", "integrityCheckSeconds", "onCorruption", "maxSizeMB", "mode", "memory"] {
             #expect(storage[key] != nil, "config/sandbox.json lists storage.\(key)")
         }
         #expect(try SandboxConfiguration.load(path: root.appendingPathComponent("config/sandbox.json").path).storage == defaults)
@@ -46,6 +48,10 @@ import Testing
         (#""integrityCheckSeconds": -1"#, "storage.integrityCheckSeconds"),
         (#""onCorruption": "delete""#, "storage.onCorruption"),
         (#""maxSizeMB": -5"#, "storage.maxSizeMB"),
+        (#""mode": "ram""#, "storage.mode"),
+        (#""memory": {"notifications": 0}"#, "storage.memory.notifications"),
+        (#""memory": {"events": -1}"#, "storage.memory.events"),
+        (#""memory": {"notificationz": 5}"#, "storage.memory.notificationz"),
     ])
     func rejectsBadValuesByName(storage: String, key: String) throws {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("storage-\(UUID().uuidString).json")
@@ -53,6 +59,19 @@ import Testing
         defer { try? FileManager.default.removeItem(at: url) }
         let error = try #require(throws: ConfigurationError.self) { try SandboxConfiguration.load(path: url.path).validate() }
         #expect(error.description.contains(key), "\(error)")
+    }
+
+    /// The memory mode's settings, from the file and from `APNS_SANDBOX_STORAGE` (the image's switch).
+    @Test func readsTheMemoryMode() throws {
+        var configuration = try decode(#""mode": "memory", "memory": {"notifications": 500, "events": 2000}"#)
+        try configuration.validate()
+        #expect(configuration.storage.mode == .memory)
+        #expect(configuration.storage.memory.notifications == 500 && configuration.storage.memory.events == 2000)
+        var durable = SandboxConfiguration()
+        try durable.applyEnvironment(["APNS_SANDBOX_STORAGE": "memory"])
+        #expect(durable.storage.mode == .memory)
+        let error = try #require(throws: ConfigurationError.self) { try configuration.applyEnvironment(["APNS_SANDBOX_STORAGE": "disk"]) }
+        #expect(error.description.contains("APNS_SANDBOX_STORAGE"), "\(error)")
     }
 
     /// A value of the wrong type is reported with its key when the file is read.

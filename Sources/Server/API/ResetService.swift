@@ -28,8 +28,8 @@ import Webhooks
 final class ResetService: Sendable {
     struct Parts: Sendable {
         var configuration: SandboxConfiguration
-        var store: SQLiteStore
-        var outbox: SQLiteStore
+        var store: any SandboxStore
+        var outbox: any OutboxStore
         var webhooks: WebhookDispatcher
         var registry: DeviceRegistry
         var engine: DeliveryEngine

@@ -26,7 +26,7 @@ enum ConfigurationSeed {
     /// Applies teams' apps, `apps` and `devices`, then loads every stored app and device into the registry
     /// the provider endpoint reads.
     static func apply(
-        _ configuration: SandboxConfiguration, devices: DeviceService, store: SQLiteStore, logger: Logger
+        _ configuration: SandboxConfiguration, devices: DeviceService, store: any SandboxStore, logger: Logger
     ) throws {
         let now = devices.clock.nowMilliseconds
         for fromFile in try Self.seedApps(configuration) {
@@ -115,7 +115,7 @@ enum ConfigurationSeed {
     /// next event, existing ones keep their cursor (and their generated secret when the file gives
     /// none); configured ones removed from the file are deleted.
     static func applyWebhooks(
-        _ webhooks: WebhookConfiguration, outbox: SQLiteStore, eventLog: SQLiteStore, clock: any SandboxClock
+        _ webhooks: WebhookConfiguration, outbox: any OutboxStore, eventLog: any EventLogRepository, clock: any SandboxClock
     ) throws {
         let stored = try outbox.subscriptions()
         let latest = try eventLog.latestEventID()

@@ -212,6 +212,12 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
             }
             admin.authentication = mode
         }
+        if let value = environment["APNS_SANDBOX_STORAGE"], !value.isEmpty {
+            guard let mode = StorageSettings.Mode(rawValue: value) else {
+                throw ConfigurationError("APNS_SANDBOX_STORAGE=\(value) must be durable or memory")
+            }
+            storage.mode = mode
+        }
     }
 
     /// Sets the host of every listener.

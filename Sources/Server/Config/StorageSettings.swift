@@ -3,6 +3,11 @@ import Store
 
 /// Where and how records are kept.
 public struct StorageSettings: Codable, Sendable, Equatable, StrictlyKeyed {
+    /// `durable` (SQLite files; every push committed before its 200) or `memory` (the load-test mode: a
+    /// bounded journal in memory, nothing on disk, everything lost on restart; ``memory`` sizes it).
+    public var mode = Mode.durable
+    /// The journal of `mode` `memory`.
+    public var memory = MemoryJournal()
     /// The SQLite file, relative to the data directory.
     public var file = "sandbox.sqlite"
     /// `full` (a committed push survives power loss) or `normal` (survives a crash of the process).
@@ -38,6 +43,31 @@ public struct StorageSettings: Codable, Sendable, Equatable, StrictlyKeyed {
         }
     }
 
+    /// `mode`: where records and events are kept.
+    public enum Mode: String, Sendable, ConfigurationEnum {
+        case durable, memory
+    }
+
+    /// `storage.memory`: how much the memory journal keeps; beyond it the oldest go (and are counted).
+    public struct MemoryJournal: Codable, Sendable, Equatable, StrictlyKeyed {
+        /// Notification records kept (the newest).
+        public var notifications = 10_000
+        /// Events kept (the newest): what SSE catch-up and webhooks can still be fed.
+        public var events = 50_000
+
+        public init() {}
+
+        enum Keys: String, CodingKey, CaseIterable {
+            case notifications, events
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let section = try ConfigSection(decoder, defaults: Self())
+            notifications = try section(.notifications, \.notifications)
+            events = try section(.events, \.events)
+        }
+    }
+
     /// `onCorruption`: what a damaged database file at start leads to.
     public enum OnCorruption: String, Sendable, ConfigurationEnum {
         case refuse, moveAside
@@ -45,7 +75,7 @@ public struct StorageSettings: Codable, Sendable, Equatable, StrictlyKeyed {
 
     enum Keys: String, CodingKey, CaseIterable {
         case file, synchronous, maxRecords, maxAgeDays, integrityCheck, integrityCheckSeconds, onCorruption
-        case maxSizeMB
+        case maxSizeMB, mode, memory
     }
 
     public init(from decoder: any Decoder) throws {
@@ -58,6 +88,8 @@ public struct StorageSettings: Codable, Sendable, Equatable, StrictlyKeyed {
         integrityCheckSeconds = try section(.integrityCheckSeconds, \.integrityCheckSeconds)
         onCorruption = try section(.onCorruption, \.onCorruption)
         maxSizeMB = try section(.maxSizeMB, \.maxSizeMB)
+        mode = try section(.mode, \.mode)
+        memory = try section(.memory, \.memory)
     }
 
     /// What is wrong with these settings, each naming its key; empty when they are valid.
@@ -68,6 +100,9 @@ public struct StorageSettings: Codable, Sendable, Equatable, StrictlyKeyed {
         }
         if !(integrityCheckSeconds >= 0) || !integrityCheckSeconds.amount.isFinite {
             problems.append("storage.integrityCheckSeconds must be 0 (no limit) or a positive number of seconds")
+        }
+        if !(1...100_000_000).contains(memory.notifications) || !(1...100_000_000).contains(memory.events) {
+            problems.append("storage.memory.notifications and storage.memory.events must be between 1 and 100000000")
         }
         if !(maxSizeMB >= 0) || !maxSizeMB.isFinite {
             problems.append("storage.maxSizeMB must be 0 (no limit) or a positive number of MiB")

@@ -11,10 +11,7 @@ extension SandboxServer {
 
     /// What the scraped families read.
     struct ScrapeSources {
-        let store: SQLiteStore
-        let storeFile: StoreFile
-        let outbox: SQLiteStore
-        let outboxFile: StoreFile
+        let stores: Stores
         let eventHub: EventStreamHub
         let extensions: ExtensionRuntime
     }
@@ -24,8 +21,8 @@ extension SandboxServer {
     /// leaves its sample out rather than reporting 0.
     static func registerScrapedMetrics(_ metrics: SandboxMetrics, _ sources: ScrapeSources) {
         let registry = metrics.registry
-        let store = sources.store
-        let outbox = sources.outbox
+        let store = sources.stores.store
+        let outbox = sources.stores.outbox
         let storeCommits = metrics.storeCommitDuration.labels("store")
         store.observeCommits { storeCommits.observe($0) }
         let outboxCommits = metrics.storeCommitDuration.labels("webhooks")
@@ -57,7 +54,8 @@ extension SandboxServer {
             [(values: ["running"], value: Double(extensions.runningInstanceCount)),
              (values: ["waiting"], value: Double(extensions.waitingInstanceCount))]
         }
-        let files = [("store", sources.storeFile.path), ("webhooks", sources.outboxFile.path)]
+        let files = sources.stores.files
+        if let journal = sources.stores.journal { registerJournalMetrics(registry, journal) }
         registry.scraped(
             "apns_sandbox_database_size_bytes", help: "Size of each SQLite database's main file and write-ahead log.",
             labels: ["database", "file"]
@@ -68,6 +66,25 @@ extension SandboxServer {
             }
         }
         registerProcessMetrics(registry)
+    }
+
+    /// The memory journal's families (`storage.mode` `memory`): what it keeps and what its bound dropped.
+    private static func registerJournalMetrics(_ registry: MetricsRegistry, _ journal: MemoryStore) {
+        registry.scraped(
+            "apns_sandbox_journal_entries", help: "What the memory journal keeps (storage.mode memory).", labels: ["kind"]
+        ) {
+            let counts = journal.journal
+            return [(values: ["notifications"], value: Double(counts.notifications)),
+                    (values: ["events"], value: Double(counts.events))]
+        }
+        registry.scraped(
+            "apns_sandbox_journal_dropped_total", type: .counter,
+            help: "Entries the memory journal dropped to stay within storage.memory (the oldest first).", labels: ["kind"]
+        ) {
+            let counts = journal.journal
+            return [(values: ["notifications"], value: Double(counts.droppedNotifications)),
+                    (values: ["events"], value: Double(counts.droppedEvents))]
+        }
     }
 
     /// The `/proc/self` families. A value that cannot be read is left out of the scrape, never reported as 0

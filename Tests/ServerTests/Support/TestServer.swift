@@ -113,6 +113,14 @@ func withServer<T>(
         .init(name: "cleartext", host: "127.0.0.1", port: 0, tls: false),
     ]
     configuration.limits.shutdownGraceSeconds = 2
+    // `APNS_SANDBOX_TEST_STORAGE=memory swift test …` runs the end-to-end tests on the memory journal (tests that
+    // restart a server on its files then fail, as they should); a test's own `configure` still decides.
+    if ProcessInfo.processInfo.environment["APNS_SANDBOX_TEST_STORAGE"] == "memory" {
+        configuration.storage.mode = .memory
+        configuration.storage.memory = .init()
+        configuration.storage.memory.notifications = 1_000_000
+        configuration.storage.memory.events = 1_000_000
+    }
     configure(&configuration)
 
     let token = try CredentialTools.providerToken(configuration: configuration, keyID: testKeyID)
