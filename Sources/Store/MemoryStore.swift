@@ -1,5 +1,6 @@
 // APNs Sandbox — the store of `storage.mode` `memory`: a bounded journal of notifications and events, devices and
 // apps, all in memory (the load-test mode: nothing on disk, everything lost on restart).
+import Support
 import Dispatch
 import Sandbox
 import Synchronization
@@ -40,9 +41,9 @@ public final class MemoryStore: Sendable {
     /// Runs completions and the event observer, in save order.
     let callbacks = DispatchQueue(label: "apns-sandbox.memory-store")
     private let onCallbackQueue = DispatchSpecificKey<Bool>()
-    let eventObserver = Mutex<(@Sendable ([SandboxEvent]) -> Void)?>(nil)
-    private let commitObserver = Mutex<(@Sendable (Double) -> Void)?>(nil)
-    private let dropObserver = Mutex<(@Sendable ([NotificationKey]) -> Void)?>(nil)
+    let eventObserver = ObserverSlot<[SandboxEvent]>()
+    private let commitObserver = ObserverSlot<Double>()
+    private let dropObserver = ObserverSlot<[NotificationKey]>()
 
     public init(capacity: Capacity) {
         self.capacity = capacity
@@ -75,25 +76,25 @@ public final class MemoryStore: Sendable {
 
     /// Accepted for symmetry with ``SQLiteStore``; never called: there are no commits.
     public func observeCommits(_ observer: (@Sendable (Double) -> Void)?) {
-        commitObserver.withLock { $0 = observer }
+        commitObserver.set(observer)
     }
 
     /// Calls `observer` after saves and appends that logged events, with those events in id order, on the
     /// store's queue (it must be quick and must not write to the store synchronously). Replaces any
     /// earlier observer; nil removes it.
     public func observeEvents(_ observer: (@Sendable ([SandboxEvent]) -> Void)?) {
-        eventObserver.withLock { $0 = observer }
+        eventObserver.set(observer)
     }
 
     /// Calls `observer` with the notifications the bound dropped (their attachment files are the observer's
     /// to remove), on the thread of the save that dropped them; it must be quick. Nil removes it.
     public func observeDrops(_ observer: (@Sendable ([NotificationKey]) -> Void)?) {
-        dropObserver.withLock { $0 = observer }
+        dropObserver.set(observer)
     }
 
     func announceDropped(_ keys: [NotificationKey]) {
-        guard !keys.isEmpty, let observer = dropObserver.withLock({ $0 }) else { return }
-        observer(keys)
+        guard !keys.isEmpty else { return }
+        dropObserver(keys)
     }
 
     // MARK: The journal's counts
@@ -157,8 +158,8 @@ public final class MemoryStore: Sendable {
             callback.run()
         }
         let events = batch.flatMap(\.events)
-        if !events.isEmpty, let observer = eventObserver.withLock({ $0 }) {
-            observer(events)
+        if !events.isEmpty {
+            eventObserver(events)
         }
     }
 

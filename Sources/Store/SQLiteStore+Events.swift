@@ -6,7 +6,7 @@ extension SQLiteStore: EventLogRepository {
     /// store's writer thread (it must be quick and must not write to the store synchronously).
     /// Replaces any earlier observer; nil removes it.
     public func observeEvents(_ observer: (@Sendable ([SandboxEvent]) -> Void)?) {
-        queue.eventObserver.withLock { $0 = observer }
+        queue.eventObserver.set(observer)
     }
 
     public func appendEvents(

@@ -94,8 +94,8 @@ extension SQLiteStore {
                 if let bundleID = change.before?.bundleID ?? change.after?.bundleID { appCache.set(change.after, for: bundleID) }
             }
             committed(outcome)
-            if let event = outcome.event, let observer = queue.eventObserver.withLock({ $0 }) {
-                observer([event])
+            if let event = outcome.event {
+                queue.eventObserver([event])
             }
         })
     }

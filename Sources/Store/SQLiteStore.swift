@@ -174,7 +174,7 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
     /// Sets the one observer of commit durations (seconds of each write transaction, `BEGIN IMMEDIATE` to
     /// `COMMIT`), called on the writer thread after each commit: it must not block.
     public func observeCommits(_ observer: (@Sendable (Double) -> Void)?) {
-        queue.commitObserver.withLock { $0 = observer }
+        queue.commitObserver.set(observer)
     }
 
     /// Write transactions committed so far (group-commit batches plus synchronous writes).

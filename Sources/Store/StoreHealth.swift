@@ -1,4 +1,5 @@
 // APNs Sandbox — whether the store can serve: writes committing, no damage seen.
+import Support
 import Synchronization
 
 /// The health of a store, as its reads and writes found it.
@@ -27,7 +28,7 @@ public enum StoreHealth: Sendable, Equatable {
 /// and by readers (a read that finds the file damaged), and told to one observer.
 final class StoreHealthMonitor: Sendable {
     private let state = Mutex<StoreHealth>(.healthy)
-    private let observer = Mutex<(@Sendable (StoreHealth) -> Void)?>(nil)
+    private let observer = ObserverSlot<StoreHealth>()
 
     var current: StoreHealth { state.withLock { $0 } }
 
@@ -39,7 +40,7 @@ final class StoreHealthMonitor: Sendable {
 
     /// Replaces the observer (nil removes it).
     func observe(_ newObserver: (@Sendable (StoreHealth) -> Void)?) {
-        observer.withLock { $0 = newObserver }
+        observer.set(newObserver)
     }
 
     /// Takes note of a failed read or write: corruption makes the store `corrupt`, a failure of the
@@ -71,7 +72,7 @@ final class StoreHealthMonitor: Sendable {
             let old = health
             body(&health)
             guard health != old else { return }
-            observer.withLock { $0 }?(health)
+            observer(health)
         }
     }
 }

@@ -305,8 +305,8 @@ final class StoreWriter {
             }
         }
         let events = logged.flatMap { $0 }
-        if !events.isEmpty, let observer = queue.eventObserver.withLock({ $0 }) {
-            observer(events)
+        if !events.isEmpty {
+            queue.eventObserver(events)
         }
     }
 
@@ -366,8 +366,8 @@ final class StoreWriter {
             let value = try body()
             try connection.execute("COMMIT")
             queue.committedTransactions.add(1, ordering: .relaxed)
-            if let observer = queue.commitObserver.withLock({ $0 }) {
-                observer(Double(MonotonicClock.nanoseconds() &- started) / 1_000_000_000)
+            if queue.commitObserver.isSet {
+                queue.commitObserver(Double(MonotonicClock.nanoseconds() &- started) / 1_000_000_000)
             }
             return value
         } catch {

@@ -1,4 +1,5 @@
 // APNs Sandbox — the queue between callers and the store's writer thread.
+import Support
 import Foundation
 import Glibc
 import Sandbox
@@ -86,10 +87,10 @@ final class WriteQueue: @unchecked Sendable {
     /// Committed write transactions (save batches and synchronous writes).
     let committedTransactions = Atomic<Int>(0)
     /// Told about every committed event, in id order, on the writer thread (see ``SQLiteStore/observeEvents(_:)``).
-    let eventObserver = Mutex<(@Sendable ([SandboxEvent]) -> Void)?>(nil)
+    let eventObserver = ObserverSlot<[SandboxEvent]>()
     /// Told the duration in seconds of every committed write transaction, on the writer thread
     /// (see ``SQLiteStore/observeCommits(_:)``).
-    let commitObserver = Mutex<(@Sendable (Double) -> Void)?>(nil)
+    let commitObserver = ObserverSlot<Double>()
     /// `pthread_self()` of the writer thread, 0 before it starts.
     let writerThread = Atomic<UInt>(0)
 
