@@ -5,7 +5,8 @@
 // SOURCE is a sandbox.sqlite after a push benchmark. Into TARGET (a new file, or ":memory:") it copies
 // SOURCE's schema (tables and indexes as the sandbox created them), sets the writer's pragmas (WAL,
 // synchronous = SYNC: full, normal or off; the same page cache), then replays every push in SOURCE:
-// its notification row (the writer's INSERT … ON CONFLICT statement) and the events that followed it,
+// its device row first when the push is the first to its device (auto-registration writes it), its notification
+// row (the writer's INSERT … ON CONFLICT statement, every column) and the events that followed it,
 // in transactions of PER_TX pushes, with prepared statements and nothing else: no HTTP, no parsing,
 // no delivery, no Swift. Prints "pushes rows seconds pushes_per_second". A server that stores every
 // push as the sandbox does cannot accept pushes faster than this. (It replays the rows SOURCE holds
@@ -43,10 +44,10 @@ static sqlite3_stmt *prepare(sqlite3 *db, const char *sql) {
 /// One row of SOURCE, every column copied (text and blobs owned here).
 typedef struct {
     int columns;
-    int types[8];
-    sqlite3_int64 integers[8];
-    void *bytes[8];
-    int lengths[8];
+    int types[12];
+    sqlite3_int64 integers[12];
+    void *bytes[12];
+    int lengths[12];
 } Row;
 
 static Row *load(sqlite3 *db, const char *sql, int columns, size_t *count) {
@@ -91,6 +92,14 @@ static void bind_row(sqlite3 *db, sqlite3_stmt *statement, const Row *row) {
     sqlite3_reset(statement);
 }
 
+/// Orders device rows by token (column 0) for bsearch.
+static int compare_tokens(const void *a, const void *b) {
+    const Row *x = a, *y = b;
+    int shorter = x->lengths[0] < y->lengths[0] ? x->lengths[0] : y->lengths[0];
+    int order = memcmp(x->bytes[0], y->bytes[0], (size_t)shorter);
+    return order ? order : x->lengths[0] - y->lengths[0];
+}
+
 int main(int argc, char **argv) {
     if (argc != 5) {
         fprintf(stderr, "usage: store-ceiling SOURCE TARGET full|normal|off PUSHES_PER_TRANSACTION\n");
@@ -104,8 +113,12 @@ int main(int argc, char **argv) {
     if (sqlite3_open_v2(argv[1], &source, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) fail(source, argv[1]);
     size_t pushCount = 0, eventCount = 0;
     Row *pushes = load(source,
-        "SELECT apns_id, device_token, topic, bundle_id, status, received_at, updated_at, record "
-        "FROM notifications ORDER BY seq", 8, &pushCount);
+        "SELECT apns_id, device_token, topic, bundle_id, status, received_at, updated_at, record, "
+        "push_type, outcome, search_text FROM notifications ORDER BY seq", 11, &pushCount);
+    size_t deviceCount = 0;
+    Row *devices = load(source, "SELECT token, record FROM devices", 2, &deviceCount);
+    qsort(devices, deviceCount, sizeof(Row), compare_tokens);
+    char *deviceWritten = calloc(deviceCount ? deviceCount : 1, 1);
     Row *events = load(source, "SELECT type, time, device_token, topic, data FROM events ORDER BY id", 5, &eventCount);
 
     if (strcmp(argv[2], ":memory:") != 0) {
@@ -133,10 +146,14 @@ int main(int argc, char **argv) {
 
     // The sandbox writer's statements (Sources/Store/StoreWriter.swift).
     sqlite3_stmt *insertPush = prepare(target,
-        "INSERT INTO notifications(apns_id, device_token, topic, bundle_id, status, received_at, updated_at, record) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(apns_id, device_token) DO UPDATE SET "
-        "status = excluded.status, updated_at = excluded.updated_at, record = excluded.record "
+        "INSERT INTO notifications(apns_id, device_token, topic, bundle_id, status, received_at, updated_at, record, "
+        "push_type, outcome, search_text) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(apns_id, device_token) DO UPDATE SET "
+        "status = excluded.status, updated_at = excluded.updated_at, record = excluded.record, "
+        "outcome = excluded.outcome, search_text = excluded.search_text "
         "WHERE topic = excluded.topic AND bundle_id = excluded.bundle_id AND received_at = excluded.received_at");
+    sqlite3_stmt *insertDevice = prepare(target,
+        "INSERT INTO devices(token, record) VALUES (?, ?) ON CONFLICT(token) DO NOTHING");
     sqlite3_stmt *insertEvent = prepare(target,
         "INSERT INTO events(type, time, device_token, topic, data) VALUES (?, ?, ?, ?, ?)");
 
@@ -146,6 +163,14 @@ int main(int argc, char **argv) {
     size_t nextEvent = 0;
     for (size_t i = 0; i < pushCount; i++) {
         if (i % perTransaction == 0) exec(target, "BEGIN IMMEDIATE");
+        Row key = {.columns = 1};
+        key.bytes[0] = pushes[i].bytes[1];
+        key.lengths[0] = pushes[i].lengths[1];
+        const Row *device = deviceCount ? bsearch(&key, devices, deviceCount, sizeof(Row), compare_tokens) : NULL;
+        if (device && !deviceWritten[device - devices]) {
+            deviceWritten[device - devices] = 1;
+            bind_row(target, insertDevice, device);
+        }
         bind_row(target, insertPush, &pushes[i]);
         size_t eventsUpTo = pushCount ? (eventCount * (i + 1)) / pushCount : 0;
         for (; nextEvent < eventsUpTo; nextEvent++) bind_row(target, insertEvent, &events[nextEvent]);
@@ -156,6 +181,7 @@ int main(int argc, char **argv) {
     printf("%zu %zu %.3f %.0f\n", pushCount, pushCount + eventCount, seconds, seconds > 0 ? pushCount / seconds : 0);
     sqlite3_finalize(insertPush);
     sqlite3_finalize(insertEvent);
+    sqlite3_finalize(insertDevice);
     sqlite3_close(target);
     sqlite3_close(source);
     return 0;

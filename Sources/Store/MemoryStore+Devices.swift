@@ -3,18 +3,19 @@ import Sandbox
 
 extension MemoryStore: DeviceRepository {
     public func saveDevice(_ device: DeviceRecord) throws {
-        try write { state in state.devices.set(device, for: device.token) }
+        try writeDirectory { $0.devices.set(device, for: device.token) }
     }
 
     /// Adds `device` unless its token is known; reads see it at once; `completion` (on the store's queue,
     /// in order with the saves) says whether it was added.
     public func registerDevice(_ device: DeviceRecord, completion: @escaping @Sendable (Result<Bool, any Error>) -> Void) {
         let outcome = Result {
-            try withOpenState { state in
-                let added = state.devices[device.token] == nil
-                if added { state.devices.set(device, for: device.token) }
-                return enqueueCallback(in: &state, events: []) { completion(.success(added)) }
+            let added = try withOpenDirectory { directory in
+                let added = directory.devices[device.token] == nil
+                if added { directory.devices.set(device, for: device.token) }
+                return added
             }
+            return try withOpenState { state in enqueueCallback(in: &state, events: []) { completion(.success(added)) } }
         }
         switch outcome {
         case .success(let drain): scheduleDrain(drain)
@@ -26,7 +27,7 @@ extension MemoryStore: DeviceRepository {
         token: String, _ change: @escaping @Sendable (DeviceRecord?) throws -> DeviceChange,
         committed: @escaping @Sendable (_ before: DeviceRecord?, _ after: DeviceRecord?) -> Void
     ) throws -> DeviceModification {
-        try write({ state in
+        try writeDirectory({ state in
             let before = state.devices[token]
             switch try change(before) {
             case .keep:
@@ -43,33 +44,33 @@ extension MemoryStore: DeviceRepository {
     }
 
     public func device(token: String) throws -> DeviceRecord? {
-        try withOpenState { $0.devices[token] }
+        try withOpenDirectory { $0.devices[token] }
     }
 
     public func devices(limit: Int, offset: Int) throws -> [DeviceRecord] {
-        try withOpenState { $0.devices.page(limit: limit, offset: max(offset, 0)) }
+        try withOpenDirectory { $0.devices.page(limit: limit, offset: max(offset, 0)) }
     }
 
     @discardableResult
     public func deleteDevice(token: String) throws -> Bool {
-        try write { state in state.devices.remove(token) != nil }
+        try writeDirectory { $0.devices.remove(token) != nil }
     }
 
     public func saveApp(_ app: AppRecord) throws {
-        try write { state in state.apps[app.bundleID] = app }
+        try writeDirectory { $0.apps[app.bundleID] = app }
     }
 
     public func app(bundleID: String) throws -> AppRecord? {
-        try withOpenState { $0.apps[bundleID] }
+        try withOpenDirectory { $0.apps[bundleID] }
     }
 
     /// Every app, by bundle ID.
     public func apps() throws -> [AppRecord] {
-        try withOpenState { state in state.apps.values.sorted { $0.bundleID < $1.bundleID } }
+        try withOpenDirectory { state in state.apps.values.sorted { $0.bundleID < $1.bundleID } }
     }
 
     @discardableResult
     public func deleteApp(bundleID: String) throws -> Bool {
-        try write { state in state.apps.removeValue(forKey: bundleID) != nil }
+        try writeDirectory { $0.apps.removeValue(forKey: bundleID) != nil }
     }
 }

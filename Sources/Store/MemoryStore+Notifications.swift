@@ -14,7 +14,7 @@ extension MemoryStore: NotificationRepository {
     ) {
         guard !records.isEmpty || !events.isEmpty else { return completion(.success(())) }
         let capacity = capacity
-        let outcome: Result<(drain: Bool, dropped: [NotificationKey]), any Error> = Result {
+        let outcome: Result<(drain: Bool, dropped: [NotificationRecord]), any Error> = Result {
             try withOpenState { state in
                 for record in records {
                     state.notifications.upsert(record)
@@ -26,7 +26,8 @@ extension MemoryStore: NotificationRepository {
         }
         switch outcome {
         case .success(let result):
-            announceDropped(result.dropped)
+            // The dropped records are freed here, after the lock.
+            announceDropped(result.dropped.map { NotificationKey(apnsID: $0.apnsID, deviceToken: $0.deviceToken) })
             scheduleDrain(result.drain)
         case .failure(let error):
             completion(.failure(error))
@@ -82,7 +83,7 @@ extension MemoryStore: NotificationRepository {
 
     @discardableResult
     public func deleteNotifications(matching filter: NotificationFilter) throws -> [NotificationKey] {
-        try write { state in state.notifications.remove(where: filter.matches) }
+        try writeJournal { state in state.notifications.remove(where: filter.matches) }
     }
 
     /// Deletes final records received before `cutoff` (wall-clock ms), then the oldest final ones beyond
@@ -100,7 +101,7 @@ extension MemoryStore: NotificationRepository {
         keepingAtMost maxRecords: Int, receivedBefore cutoff: Int64,
         removed: ([NotificationKey]) -> Void = { _ in }
     ) throws -> (expired: Int, overflow: Int) {
-        let (expired, overflow) = try write { state in
+        let (expired, overflow) = try writeJournal { state in
             let expired = state.notifications.remove { record, _ in record.status.isFinal && record.receivedAt < cutoff }
             guard maxRecords >= 0 else { return (expired, [NotificationKey]()) }
             // The newest `maxRecords` final ones by receipt (then seq), as the SQLite store orders them.
@@ -155,7 +156,7 @@ extension MemoryStore: EventLogRepository {
     /// As ``SQLiteStore/pruneEvents(maxEvents:olderThan:keepingAbove:)``: never an event above `floor`.
     @discardableResult
     public func pruneEvents(maxEvents: Int, olderThan cutoff: Int64, keepingAbove floor: Int64) throws -> Int {
-        try write { state in
+        try writeJournal { state in
             let latest = state.events.lastID
             let expired = state.events.remove { $0.time < cutoff && $0.id <= floor }
             guard maxEvents >= 0 else { return expired }

@@ -12,8 +12,8 @@ extension MemoryStore {
         _ reset: StoreReset, committed: @escaping @Sendable (StoreResetOutcome) -> Void = { _ in }
     ) throws -> StoreResetOutcome {
         let capacity = capacity
-        return try write({ state in
-            Self.apply(reset, to: &state, capacity: capacity)
+        return try write({ state, directory in
+            Self.apply(reset, to: &state, directory: &directory, capacity: capacity)
         }, committed: { outcome in
             committed(outcome)
             guard let event = outcome.event else { return }
@@ -21,7 +21,9 @@ extension MemoryStore {
         })
     }
 
-    private static func apply(_ reset: StoreReset, to state: inout MemoryState, capacity: Capacity) -> StoreResetOutcome {
+    private static func apply(
+        _ reset: StoreReset, to state: inout MemoryState, directory: inout MemoryDirectory, capacity: Capacity
+    ) -> StoreResetOutcome {
         var outcome = StoreResetOutcome()
         switch reset.notifications {
         case .nothing:
@@ -48,10 +50,10 @@ extension MemoryStore {
                 return !bundleIDs.isEmpty && bundleID(of: event).map(bundleIDs.contains) == true
             }
         }
-        outcome.devices = resetDevices(reset, in: &state)
+        outcome.devices = resetDevices(reset, in: &directory)
         outcome.counts.devicesRemoved = outcome.devices.count { $0.after == nil }
         outcome.counts.devicesWritten = outcome.devices.count { $0.after != nil }
-        outcome.apps = resetApps(reset, in: &state)
+        outcome.apps = resetApps(reset, in: &directory)
         outcome.counts.appsRemoved = outcome.apps.count { $0.after == nil }
         outcome.counts.appsWritten = outcome.apps.count { $0.after != nil }
         for record in reset.notificationsToInsert {
@@ -72,7 +74,7 @@ extension MemoryStore {
         return object?["bundleId"] as? String
     }
 
-    private static func resetDevices(_ reset: StoreReset, in state: inout MemoryState) -> [DeviceModification] {
+    private static func resetDevices(_ reset: StoreReset, in state: inout MemoryDirectory) -> [DeviceModification] {
         var changes: [String: DeviceModification] = [:]
         var order: [String] = []
         func note(_ token: String, before: DeviceRecord?, after: DeviceRecord?) {
@@ -108,7 +110,7 @@ extension MemoryStore {
         return order.compactMap { changes[$0] }.filter { $0.before != $0.after }
     }
 
-    private static func resetApps(_ reset: StoreReset, in state: inout MemoryState) -> [(before: AppRecord?, after: AppRecord?)] {
+    private static func resetApps(_ reset: StoreReset, in state: inout MemoryDirectory) -> [(before: AppRecord?, after: AppRecord?)] {
         var changes: [String: (before: AppRecord?, after: AppRecord?)] = [:]
         var order: [String] = []
         func note(_ bundleID: String, before: AppRecord?, after: AppRecord?) {

@@ -16,7 +16,8 @@ import Synchronization
 /// saved. Devices and apps are not bounded (the configuration's and those the pushes registered).
 ///
 /// ### Threads
-/// Every read and write takes one lock for the time it touches the state (no I/O under it). A save is
+/// Reads and writes of the journal take one lock, of devices and apps another, each for the time they touch
+/// their state (no I/O under either; records a save drops are freed after the lock). A save is
 /// visible to reads when ``save(_:events:completion:)`` returns; its completion, and then the event
 /// observer with the events of every save finished since, run on the store's own serial queue, in save
 /// order — as ``SQLiteStore`` runs them on its writer after the commit. Synchronous writes (devices, apps,
@@ -35,7 +36,12 @@ public final class MemoryStore: Sendable {
     }
 
     public let capacity: Capacity
+    /// The journal and the callbacks waiting to run.
     let state: Mutex<MemoryState>
+    /// Devices and apps: the pushes' lookups never wait for the journal.
+    let directory = Mutex<MemoryDirectory>(MemoryDirectory())
+    /// 0 until ``open()``, 1 open, 2 after ``close()``.
+    private let lifecycle = Atomic<Int>(0)
     /// Orders synchronous writes and their `committed` callbacks (which may read the store).
     let writes = Mutex<Void>(())
     /// Runs completions and the event observer, in save order.
@@ -55,18 +61,25 @@ public final class MemoryStore: Sendable {
 
     /// Makes the store usable; until then (and after ``close()``) reads and writes fail with `closed`.
     public func open() throws {
-        try state.withLock { state in
-            guard !state.isClosed else { throw StoreError.closed() }
-            state.isOpen = true
-        }
+        let (exchanged, found) = lifecycle.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing)
+        guard exchanged || found == 1 else { throw StoreError.closed() }
     }
 
     /// Refuses new work; the callbacks already queued still run. Everything kept is gone with the object.
     public func close() {
-        state.withLock { $0.isClosed = true }
+        lifecycle.store(2, ordering: .releasing)
     }
 
-    public var isClosed: Bool { state.withLock { $0.isClosed } }
+    public var isClosed: Bool { lifecycle.load(ordering: .acquiring) == 2 }
+
+    /// Throws `closed` before ``open()`` and after ``close()``.
+    func checkOpen() throws {
+        switch lifecycle.load(ordering: .acquiring) {
+        case 1: return
+        case 2: throw StoreError.closed()
+        default: throw StoreError.notOpen()
+        }
+    }
 
     /// Always healthy: nothing in memory can fail the way a file does.
     public var health: StoreHealth { .healthy }
@@ -122,12 +135,16 @@ public final class MemoryStore: Sendable {
 
     // MARK: Plumbing
 
-    /// Runs `body` on the state; throws `closed` before ``open()`` and after ``close()``.
+    /// Runs `body` on the journal; throws `closed` before ``open()`` and after ``close()``.
     func withOpenState<Value>(_ body: (inout MemoryState) throws -> Value) throws -> Value {
-        try state.withLock { state in
-            guard state.isOpen, !state.isClosed else { throw state.isClosed ? StoreError.closed() : StoreError.notOpen() }
-            return try body(&state)
-        }
+        try checkOpen()
+        return try state.withLock { state in try body(&state) }
+    }
+
+    /// Runs `body` on the devices and apps; throws `closed` before ``open()`` and after ``close()``.
+    func withOpenDirectory<Value>(_ body: (inout MemoryDirectory) throws -> Value) throws -> Value {
+        try checkOpen()
+        return try directory.withLock { directory in try body(&directory) }
     }
 
     /// Queues `callback` (and `events` for the observer, after it) behind every callback queued before.
@@ -170,13 +187,34 @@ public final class MemoryStore: Sendable {
         callbacks.sync {}
     }
 
-    /// A synchronous write: `body` on the state, then `committed` with its result (outside the state's
-    /// lock, in the order of synchronous writes), then the wait for the callbacks queued until then.
+    /// A synchronous write: `body` on the journal and the directory (the journal's lock taken first), then
+    /// `committed` with its result (outside both locks, in the order of synchronous writes), then the wait for
+    /// the callbacks queued until then.
     func write<Value: Sendable>(
-        _ body: (inout MemoryState) throws -> Value, committed: (Value) -> Void = { _ in }
+        _ body: (inout MemoryState, inout MemoryDirectory) throws -> Value, committed: (Value) -> Void = { _ in }
     ) throws -> Value {
         let value = try writes.withLock { _ in
-            let value = try withOpenState(body)
+            let value = try withOpenState { state in
+                try directory.withLock { directory in try body(&state, &directory) }
+            }
+            committed(value)
+            return value
+        }
+        waitForCallbacks()
+        return value
+    }
+
+    /// ``write(_:committed:)`` of the journal alone.
+    func writeJournal<Value: Sendable>(_ body: (inout MemoryState) throws -> Value) throws -> Value {
+        try write { state, _ in try body(&state) }
+    }
+
+    /// ``write(_:committed:)`` of devices and apps alone.
+    func writeDirectory<Value: Sendable>(
+        _ body: (inout MemoryDirectory) throws -> Value, committed: (Value) -> Void = { _ in }
+    ) throws -> Value {
+        let value = try writes.withLock { _ in
+            let value = try withOpenDirectory(body)
             committed(value)
             return value
         }
@@ -185,14 +223,16 @@ public final class MemoryStore: Sendable {
     }
 }
 
-/// Everything ``MemoryStore`` keeps, behind its lock.
-struct MemoryState: Sendable {
-    var isOpen = false
-    var isClosed = false
-    var notifications = NotificationJournal()
-    var events = EventJournal()
+/// Devices and apps, behind their own lock.
+struct MemoryDirectory: Sendable {
     var devices = OrderedRecords<DeviceRecord>()
     var apps: [String: AppRecord] = [:]
+}
+
+/// The journal and the callbacks waiting to run, behind ``MemoryStore``'s main lock.
+struct MemoryState: Sendable {
+    var notifications = NotificationJournal()
+    var events = EventJournal()
 
     struct Callback: Sendable {
         let run: @Sendable () -> Void

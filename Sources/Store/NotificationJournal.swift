@@ -45,18 +45,21 @@ struct NotificationJournal: Sendable {
         newestReceivedAt = max(newestReceivedAt, record.receivedAt)
     }
 
-    /// Drops the oldest records until at most `capacity` remain; returns their keys.
-    mutating func drop(toKeep capacity: Int) -> [NotificationKey] {
-        var keys: [NotificationKey] = []
+    /// Drops the oldest records until at most `capacity` remain; returns them (to be freed by the caller, after
+    /// its lock).
+    mutating func drop(toKeep capacity: Int) -> [NotificationRecord] {
+        guard count > capacity else { return [] }
+        var removed: [NotificationRecord] = []
         while count > capacity, head < slots.count {
             if let record = slots[head] {
-                keys.append(remove(at: head, record))
+                _ = remove(at: head, record)
+                removed.append(record)
             }
             head += 1
         }
-        dropped += keys.count
+        dropped += removed.count
         compactIfSparse()
-        return keys
+        return removed
     }
 
     /// Removes every record `isRemoved` selects; returns their keys.
