@@ -14,7 +14,9 @@ import Synchronization
 /// Safe from any thread. Each device's machine sits behind its own `Mutex`, held only while the machine
 /// steps (pure computation and timer bookkeeping); repositories, callbacks and the extension are always
 /// called with no lock held. Device record writes (``setOnline(_:token:)``, ``uninstall(bundleID:token:)``)
-/// are serialised per device by a second lock. Save completions and timers are handed to a dispatch
+/// are serialised per device by a second lock. A device whose machine is idle (nothing queued, saving or
+/// timed, online as its record says) gives its slot up after its last save: a million devices pushed once
+/// each keep no machine (DeliveryEngine+Slots.swift). Save completions and timers are handed to a dispatch
 /// queue (unless ``Configuration/runsCallbacksInline``) because they may arrive on the store's own
 /// thread, where a synchronous repository read would wait for itself.
 ///
@@ -89,16 +91,14 @@ public final class DeliveryEngine: Sendable {
     public func accept(
         _ record: NotificationRecord, completion: @escaping @Sendable (Result<Void, any Error>) -> Void
     ) {
-        let slot = slot(for: record.deviceToken)
         let traits = PushTraits(record: record, maxStorageMilliseconds: configuration.maxStorageMilliseconds)
         let number = nextSequence()
         let device = try? devices.device(token: record.deviceToken)
         let deliverAtOnce = !runsExtension(record, traits: traits)
-        let actions = step(slot) { queue, now in
+        liveStep(token: record.deviceToken) { queue, now in
             queue.accept(record, traits: traits, sequence: number, completion: completion,
                          deliverAtOnce: deliverAtOnce, device: device, at: now)
         }
-        perform(actions, on: slot)
     }
 
     /// Sets the device online or offline and saves the device record; coming online delivers what was stored.
@@ -106,8 +106,7 @@ public final class DeliveryEngine: Sendable {
     /// A device the repository does not know changes only in memory.
     /// - Throws: The device repository's error; the in-memory state is then unchanged.
     public func setOnline(_ online: Bool, token: String) throws {
-        let slot = slot(for: token)
-        let actions = try slot.deviceWrites.withLock { _ in
+        let (slot, actions) = try liveDeviceWrite(token: token) { slot in
             var device = try devices.device(token: token)
             if var updated = device, updated.isOnline != online {
                 updated.isOnline = online
@@ -123,8 +122,7 @@ public final class DeliveryEngine: Sendable {
     /// discards its stored, held and batched pushes.
     /// - Throws: The device repository's error; nothing is discarded then.
     public func uninstall(bundleID: String, token: String) throws {
-        let slot = slot(for: token)
-        let actions = try slot.deviceWrites.withLock { _ in
+        let (slot, actions) = try liveDeviceWrite(token: token) { slot in
             if var device = try devices.device(token: token),
                 let index = device.apps.firstIndex(where: { $0.bundleID == bundleID }),
                 device.apps[index].uninstalledAt == nil
@@ -169,11 +167,9 @@ public final class DeliveryEngine: Sendable {
             byDevice[record.deviceToken, default: []].append((nextSequence(), record, traits))
         }
         for token in order {
-            let slot = slot(for: token)
             let device = try? devices.device(token: token)
             let pushes = byDevice[token] ?? []
-            let actions = step(slot) { queue, now in queue.recover(pushes, device: device, at: now, resumed: resumed) }
-            perform(actions, on: slot)
+            liveStep(token: token) { queue, now in queue.recover(pushes, device: device, at: now, resumed: resumed) }
         }
     }
 
@@ -201,7 +197,7 @@ public final class DeliveryEngine: Sendable {
 
     /// The slot of `token`, created on first use with the device's stored online state (online when unknown).
     func slot(for token: String) -> DeviceSlot {
-        let shard = shards[Int(UInt(bitPattern: token.hashValue) % UInt(shards.count))]
+        let shard = shard(for: token)
         if let slot = shard.slots.withLock({ $0[token] }) { return slot }
         // Read outside the lock; if another thread created the slot meanwhile, theirs wins.
         let isOnline = (try? devices.device(token: token))??.isOnline ?? true
@@ -228,7 +224,17 @@ public final class DeliveryEngine: Sendable {
         _ slot: DeviceSlot, timerGeneration: UInt64? = nil,
         _ body: (inout DeviceQueue, DeliveryInstant) -> [DeviceQueue.Action]
     ) -> [DeviceQueue.Action] {
+        stepIfLive(slot, timerGeneration: timerGeneration, body) ?? []
+    }
+
+    /// ``step(_:timerGeneration:_:)``, or nil without running `body` when the slot was retired (its device has
+    /// a new slot, or will have one at its next lookup).
+    func stepIfLive(
+        _ slot: DeviceSlot, timerGeneration: UInt64? = nil,
+        _ body: (inout DeviceQueue, DeliveryInstant) -> [DeviceQueue.Action]
+    ) -> [DeviceQueue.Action]? {
         slot.state.withLock { state in
+            guard !state.isRetired else { return nil }
             let now = now()
             if let timerGeneration, timerGeneration == state.timerGeneration {
                 state.timer = nil
@@ -294,5 +300,6 @@ public final class DeliveryEngine: Sendable {
                 for record in report.committed { onChange(record) }
             }
         }
+        retireIfIdle(slot, device: device)
     }
 }

@@ -353,18 +353,35 @@ struct DeviceQueue {
     /// When the machine next needs ``tick(device:at:)``: a save retry, a stored or held push's deadline,
     /// the low-priority batch, the background budget freeing up (while online), an extension watchdog.
     var nextDeadline: Int64? {
-        var deadlines: [Int64?] = [saveRetryAt, deferredDue, late.values.min()]
-        for sequence in Array(storedByApp.values) + Array(heldByApp.values) {
-            deadlines.append(entries[sequence]?.traits.deadline)
+        // Asked after every step: no array is built for it.
+        var next: Int64?
+        func consider(_ deadline: Int64?) {
+            guard let deadline else { return }
+            if let current = next, current <= deadline { return }
+            next = deadline
         }
+        consider(saveRetryAt)
+        consider(deferredDue)
+        for deadline in late.values { consider(deadline) }
+        for sequence in storedByApp.values { consider(entries[sequence]?.traits.deadline) }
+        for sequence in heldByApp.values { consider(entries[sequence]?.traits.deadline) }
         if isOnline {
             for bundleID in heldByApp.keys {
-                deadlines.append(budgetFreesUp(bundleID))
+                consider(budgetFreesUp(bundleID))
             }
         }
         for entry in entries.values {
-            deadlines.append(entry.fallback?.deadline)
+            consider(entry.fallback?.deadline)
         }
-        return deadlines.compactMap { $0 }.min()
+        return next
+    }
+
+    /// Whether the machine holds nothing a new one for the device would not: no push, save, batch, late
+    /// delivery, retry or background budget, and online (as a new machine starts when the device record says
+    /// so or there is none). The engine may then let it go (``DeliveryEngine``'s idle slots).
+    var isIdle: Bool {
+        isOnline && entries.isEmpty && storedByApp.isEmpty && heldByApp.isEmpty && deferred.isEmpty && deferredDue == nil
+            && late.isEmpty && backgroundDeliveries.isEmpty && pendingSaves.isEmpty && inFlight == nil
+            && acceptancesAwaitingCommit == 0 && saveRetryAt == nil
     }
 }

@@ -14,6 +14,9 @@ final class DeviceSlot: Sendable {
         var timer: ScheduledTask?
         var timerDeadline: Int64?
         var timerGeneration: UInt64 = 0
+        /// Set when the engine let the idle slot go (it is no longer in its shard): a step on it does nothing
+        /// and its caller takes the device's new slot (``DeliveryEngine/liveStep(token:_:)``).
+        var isRetired = false
     }
 
     /// Committed batches whose completions and change notifications have not run yet, in commit order.

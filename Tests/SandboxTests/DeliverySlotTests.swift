@@ -1,0 +1,90 @@
+// APNs Sandbox — idle devices leave no slot behind in the engine, busy ones keep theirs, and a retired slot
+// never loses a push.
+import APNsProtocol
+import Dispatch
+import Glibc
+import Sandbox
+import Synchronization
+import Testing
+
+@Suite struct DeliverySlotTests {
+    private func record(_ apnsID: String, token: String, receivedAt: Int64, payload: String = #"{"aps":{"alert":"Hi"}}"#,
+                        priority: Int = 10, pushType: String? = nil) -> NotificationRecord {
+        NotificationRecord(
+            apnsID: apnsID, deviceToken: token, bundleID: "com.example.a", topic: "com.example.a", pushType: pushType,
+            priority: priority, payload: payload, receivedAt: receivedAt)
+    }
+
+    /// 50 devices with one push each: every push displayed and no slot kept; the next push to one of them
+    /// (a new slot) is displayed too.
+    @Test func idleDevicesLeaveNoSlot() {
+        let harness = DeliveryHarness()
+        let tokens = (0..<50).map { String(format: "%064x", $0 + 1) }
+        for (index, token) in tokens.enumerated() {
+            harness.engine.accept(record("p\(index)", token: token, receivedAt: harness.clock.nowMilliseconds)) { _ in }
+        }
+        #expect(tokens.indices.allSatisfy { harness.status("p\($0)") == .displayed })
+        #expect(harness.engine.slotCount == 0)
+        harness.engine.accept(record("again", token: tokens[0], receivedAt: harness.clock.nowMilliseconds)) { _ in }
+        #expect(harness.status("again") == .displayed)
+        #expect(harness.engine.slotCount == 0)
+    }
+
+    /// A device with something pending keeps its slot: stored pushes of an offline device, a device set
+    /// offline only in memory, a background budget; going online delivers and lets the slot go.
+    @Test func busyDevicesKeepTheirSlot() throws {
+        let harness = DeliveryHarness(online: false)
+        let first = harness.push()
+        #expect(harness.status(first.apnsID) == .stored)
+        #expect(harness.engine.slotCount == 1)
+        try harness.engine.setOnline(true, token: DeliveryHarness.token)
+        #expect(harness.status(first.apnsID) == .displayed)
+        #expect(harness.engine.slotCount == 0)
+
+        let unknown = String(repeating: "cd", count: 32)
+        try harness.engine.setOnline(false, token: unknown)
+        #expect(harness.engine.slotCount == 1, "an unknown device offline in memory only")
+        harness.engine.accept(record("held", token: unknown, receivedAt: harness.clock.nowMilliseconds)) { _ in }
+        #expect(harness.status("held") == .stored)
+        try harness.engine.setOnline(true, token: unknown)
+        #expect(harness.status("held") == .displayed)
+        #expect(harness.engine.slotCount == 0)
+
+        let silent = harness.backgroundPush()
+        #expect(harness.status(silent) == .deliveredSilent)
+        #expect(harness.engine.slotCount == 1, "the hour's background budget is the slot's")
+    }
+
+    /// Many threads pushing to a few devices while their slots come and go: every push reaches `displayed`
+    /// and every completion runs once.
+    @Test func retiringUnderLoadLosesNothing() {
+        let writer = DispatchQueue(label: "fake-store-writer")
+        let notifications = FakeNotificationRepository(completionQueue: writer)
+        let finished = DispatchSemaphore(value: 0)
+        let clock = SystemClock()
+        let engine = DeliveryEngine(
+            clock: clock, notifications: notifications, devices: FakeDeviceRepository(),
+            onChange: { record in if record.status.isFinal { finished.signal() } })
+        let completions = Mutex(0)
+        let threads = 8
+        let perThread = 200
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            for index in 0..<perThread {
+                let token = String(format: "%064x", (thread * perThread + index) % 6 + 1)
+                engine.accept(record("t\(thread)-\(index)", token: token, receivedAt: clock.nowMilliseconds)) { result in
+                    if case .success = result { completions.withLock { $0 += 1 } }
+                }
+                if index % 20 == 0 { usleep(200) }
+            }
+        }
+        for _ in 0..<(threads * perThread) {
+            #expect(finished.wait(timeout: .now() + 10) == .success)
+        }
+        #expect(completions.withLock { $0 } == threads * perThread)
+        for thread in 0..<threads {
+            for index in 0..<perThread {
+                #expect(notifications.record("t\(thread)-\(index)")?.status == .displayed)
+            }
+        }
+    }
+}
