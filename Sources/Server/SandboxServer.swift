@@ -162,6 +162,8 @@ public final class SandboxServer: Sendable {
         ) { apnsID, deviceToken in
             try store.containsNotification(apnsID: apnsID, deviceToken: deviceToken)
         }
+        // The memory journal's bound drops records as pushes come: their attachment files go with them.
+        stores.journal?.observeDrops { attachments.removed($0) }
         let retention = Retention(
             store: store, outbox: outbox, clock: clock, settings: Retention.Settings(configuration),
             attachments: attachments, logger: logger)

@@ -35,12 +35,12 @@ extension MemoryStore: NotificationRepository {
     }
 
     public func notification(apnsID: String, deviceToken: String?) throws -> NotificationRecord? {
-        try withOpenState { state in
-            if let deviceToken {
-                return state.notifications.record(for: NotificationKey(apnsID: apnsID, deviceToken: deviceToken))
-            }
-            return state.notifications.newestFirst(limit: 1, offset: 0) { record, _ in record.apnsID == apnsID }.first
+        if let deviceToken {
+            return try withOpenState { $0.notifications.record(for: NotificationKey(apnsID: apnsID, deviceToken: deviceToken)) }
         }
+        return try withOpenState { state in
+            return state.notifications.newestFirst(limit: 1, offset: 0) { record, _ in record.apnsID == apnsID }
+        }.page.first
     }
 
     /// Whether a notification with this apns-id exists on `deviceToken` (on any device when nil).
@@ -49,9 +49,10 @@ extension MemoryStore: NotificationRepository {
     }
 
     public func notifications(matching filter: NotificationFilter, limit: Int, offset: Int) throws -> [NotificationRecord] {
+        // A listing that must be sorted is sorted here, after the lock the pushes' saves need.
         try withOpenState { state in
             state.notifications.newestFirst(limit: limit, offset: offset, where: filter.matches)
-        }
+        }.page
     }
 
     public func count(matching filter: NotificationFilter) throws -> Int {
@@ -77,8 +78,8 @@ extension MemoryStore: NotificationRepository {
     /// the delivery engine asks at its recovery.
     public func unfinished() throws -> [NotificationRecord] {
         try withOpenState { state in
-            state.notifications.newestFirst(limit: .max, offset: 0) { record, _ in !record.status.isFinal }.reversed()
-        }
+            state.notifications.newestFirst(limit: .max, offset: 0) { record, _ in !record.status.isFinal }
+        }.page.reversed()
     }
 
     @discardableResult
@@ -106,7 +107,7 @@ extension MemoryStore: NotificationRepository {
             guard maxRecords >= 0 else { return (expired, [NotificationKey]()) }
             // The newest `maxRecords` final ones by receipt (then seq), as the SQLite store orders them.
             let keep = Set(state.notifications.newestFirst(limit: maxRecords, offset: 0) { record, _ in record.status.isFinal }
-                .map { NotificationKey(apnsID: $0.apnsID, deviceToken: $0.deviceToken) })
+                .page.map { NotificationKey(apnsID: $0.apnsID, deviceToken: $0.deviceToken) })
             let overflow = state.notifications.remove { record, _ in
                 record.status.isFinal && !keep.contains(NotificationKey(apnsID: record.apnsID, deviceToken: record.deviceToken))
             }

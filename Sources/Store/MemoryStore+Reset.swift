@@ -5,8 +5,9 @@ import Sandbox
 extension MemoryStore {
     /// Carries out `reset` as ``SQLiteStore/reset(_:committed:)`` does, in one step under the store's lock
     /// (a reader sees all of it or none of it): notifications and events go, devices and apps are kept,
-    /// replaced, deleted or added, the notifications to insert are inserted, the announcement is logged;
-    /// then `committed` runs, then the announcement goes to the event observer.
+    /// replaced, deleted or added, the notifications to insert are inserted (past the journal's bound only the
+    /// newest stay: the others are in `removedNotifications`), the announcement is logged; then, in the store's
+    /// callback order, `committed` runs and the announcement goes to the event observer.
     @discardableResult
     public func reset(
         _ reset: StoreReset, committed: @escaping @Sendable (StoreResetOutcome) -> Void = { _ in }
@@ -14,11 +15,7 @@ extension MemoryStore {
         let capacity = capacity
         return try write({ state, directory in
             Self.apply(reset, to: &state, directory: &directory, capacity: capacity)
-        }, committed: { outcome in
-            committed(outcome)
-            guard let event = outcome.event else { return }
-            scheduleDrain(state.withLock { state in enqueueCallback(in: &state, events: [event]) {} })
-        })
+        }, committed: committed, events: { outcome in outcome.event.map { [$0] } ?? [] })
     }
 
     private static func apply(
@@ -59,9 +56,11 @@ extension MemoryStore {
         for record in reset.notificationsToInsert {
             state.notifications.upsert(record)
         }
-        // A snapshot larger than the journal keeps its newest records, like any save.
-        _ = state.notifications.drop(toKeep: capacity.notifications)
-        outcome.counts.notificationsInserted = reset.notificationsToInsert.count
+        // A snapshot larger than the journal keeps its newest records, like any save; the others count as
+        // removed (their attachment files go too).
+        let dropped = state.notifications.drop(toKeep: capacity.notifications)
+        outcome.removedNotifications += dropped.map { NotificationKey(apnsID: $0.apnsID, deviceToken: $0.deviceToken) }
+        outcome.counts.notificationsInserted = reset.notificationsToInsert.count - dropped.count
         if let announcement = reset.announcement {
             outcome.event = state.events.append([announcement(outcome.counts)], capacity: capacity.events).first
         }

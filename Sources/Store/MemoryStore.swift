@@ -21,8 +21,8 @@ import Synchronization
 /// visible to reads when ``save(_:events:completion:)`` returns; its completion, and then the event
 /// observer with the events of every save finished since, run on the store's own serial queue, in save
 /// order — as ``SQLiteStore`` runs them on its writer after the commit. Synchronous writes (devices, apps,
-/// deletes, resets) run their `committed` callbacks in write order, and return after the callbacks of every
-/// save before them ran.
+/// deletes, resets) run their `committed` callbacks on that queue too, in the same order (after every save
+/// before them, before every save after them), and return once it ran.
 public final class MemoryStore: Sendable {
     /// How much of the journal is kept.
     public struct Capacity: Sendable, Equatable {
@@ -46,7 +46,7 @@ public final class MemoryStore: Sendable {
     let writes = Mutex<Void>(())
     /// Runs completions and the event observer, in save order.
     let callbacks = DispatchQueue(label: "apns-sandbox.memory-store")
-    private let onCallbackQueue = DispatchSpecificKey<Bool>()
+    let onCallbackQueue = DispatchSpecificKey<Bool>()
     let eventObserver = ObserverSlot<[SandboxEvent]>()
     private let commitObserver = ObserverSlot<Double>()
     private let dropObserver = ObserverSlot<[NotificationKey]>()
@@ -151,9 +151,10 @@ public final class MemoryStore: Sendable {
     /// Call it while holding ``state`` (`state` is that lock's value) so that the queue's order is the
     /// order of the writes.
     func enqueueCallback(
-        in state: inout MemoryState, events: [SandboxEvent], _ callback: @escaping @Sendable () -> Void
+        in state: inout MemoryState, events: [SandboxEvent], finish: (@Sendable () -> Void)? = nil,
+        _ callback: @escaping @Sendable () -> Void
     ) -> Bool {
-        state.pending.append(MemoryState.Callback(run: callback, events: events))
+        state.pending.append(MemoryState.Callback(run: callback, events: events, finish: finish))
         guard !state.isDrainScheduled else { return false }
         state.isDrainScheduled = true
         return true
@@ -178,48 +179,49 @@ public final class MemoryStore: Sendable {
         if !events.isEmpty {
             eventObserver(events)
         }
-    }
-
-    /// Waits until every callback queued so far has run (at once on the store's own queue, where waiting
-    /// would never end).
-    func waitForCallbacks() {
-        guard DispatchQueue.getSpecific(key: onCallbackQueue) == nil else { return }
-        callbacks.sync {}
-    }
-
-    /// A synchronous write: `body` on the journal and the directory (the journal's lock taken first), then
-    /// `committed` with its result (outside both locks, in the order of synchronous writes), then the wait for
-    /// the callbacks queued until then.
-    func write<Value: Sendable>(
-        _ body: (inout MemoryState, inout MemoryDirectory) throws -> Value, committed: (Value) -> Void = { _ in }
-    ) throws -> Value {
-        let value = try writes.withLock { _ in
-            let value = try withOpenState { state in
-                try directory.withLock { directory in try body(&state, &directory) }
-            }
-            committed(value)
-            return value
+        for callback in batch {
+            callback.finish?()
         }
-        waitForCallbacks()
+    }
+
+    /// A synchronous write: `body` on the journal and the directory (the journal's lock taken first, both
+    /// held), then — in the store's callback order, after the completions of every save before it and before
+    /// any after it, as the SQLite writer runs them — `committed` with its result and the observer with
+    /// `events(result)` (events `body` logged). Returns once both ran. Writes are ordered among
+    /// themselves by ``writes``, held only while `body` runs and its callback is queued.
+    ///
+    /// Called from a completion or the observer (the store's own queue, which cannot wait for itself), it
+    /// queues the same callback and returns without waiting for it.
+    func write<Value: Sendable>(
+        _ body: (inout MemoryState, inout MemoryDirectory) throws -> Value,
+        committed: @escaping @Sendable (Value) -> Void = { _ in },
+        events: (Value) -> [SandboxEvent] = { _ in [] }
+    ) throws -> Value {
+        let done = DispatchSemaphore(value: 0)
+        let (value, drain) = try writes.withLock { _ in
+            try withOpenState { state in
+                let value = try directory.withLock { directory in try body(&state, &directory) }
+                let drain = enqueueCallback(in: &state, events: events(value), finish: { done.signal() }) {
+                    committed(value)
+                }
+                return (value, drain)
+            }
+        }
+        scheduleDrain(drain)
+        if DispatchQueue.getSpecific(key: onCallbackQueue) == nil { done.wait() }
         return value
     }
 
-    /// ``write(_:committed:)`` of the journal alone.
+    /// ``write(_:committed:events:)`` of the journal alone.
     func writeJournal<Value: Sendable>(_ body: (inout MemoryState) throws -> Value) throws -> Value {
         try write { state, _ in try body(&state) }
     }
 
-    /// ``write(_:committed:)`` of devices and apps alone.
+    /// ``write(_:committed:events:)`` of devices and apps alone.
     func writeDirectory<Value: Sendable>(
-        _ body: (inout MemoryDirectory) throws -> Value, committed: (Value) -> Void = { _ in }
+        _ body: (inout MemoryDirectory) throws -> Value, committed: @escaping @Sendable (Value) -> Void = { _ in }
     ) throws -> Value {
-        let value = try writes.withLock { _ in
-            let value = try withOpenDirectory(body)
-            committed(value)
-            return value
-        }
-        waitForCallbacks()
-        return value
+        try write({ _, directory in try body(&directory) }, committed: committed)
     }
 }
 
@@ -237,6 +239,8 @@ struct MemoryState: Sendable {
     struct Callback: Sendable {
         let run: @Sendable () -> Void
         let events: [SandboxEvent]
+        /// Runs after the observer heard of the batch's events (a synchronous write's waiter).
+        var finish: (@Sendable () -> Void)?
     }
 
     var pending: [Callback] = []

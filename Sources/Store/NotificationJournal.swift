@@ -5,13 +5,19 @@ import Sandbox
 /// Notification records in the order they were first saved (each with its `seq`, the cursor of
 /// ``NotificationRepository/latestCursor()``), found by (apns-id, device) in O(1), the oldest dropped first.
 struct NotificationJournal: Sendable {
-    /// `slots[i]` holds the record with seq `firstSeq + i`, nil once it is deleted or dropped.
-    private var slots: [NotificationRecord?] = []
-    private var firstSeq: Int64 = 1
-    /// `slots[..<head]` are all nil.
+    struct Slot: Sendable {
+        let seq: Int64
+        /// Nil once deleted, dropped or replaced by a newer push with the same apns-id (a hole).
+        var record: NotificationRecord?
+    }
+
+    /// In seq order; holes are compacted away once they outnumber the records.
+    private var slots: [Slot] = []
+    /// `slots[..<head]` are all holes.
     private var head = 0
+    private var holes = 0
     private(set) var lastSeq: Int64 = 0
-    private var seqByKey: [NotificationKey: Int64] = [:]
+    private var placeByKey: [NotificationKey: Int] = [:]
     private(set) var statusCounts: [NotificationStatus: Int] = [:]
     /// Whether seq order is also `receivedAt` order (then newest-first listings need no sort).
     private(set) var isInReceiptOrder = true
@@ -19,30 +25,31 @@ struct NotificationJournal: Sendable {
     /// Records dropped to keep the bound.
     var dropped = 0
 
-    var count: Int { seqByKey.count }
+    var count: Int { placeByKey.count }
+    /// Slots held, holes included (bounded by about twice ``count`` plus 4096).
+    var slotCount: Int { slots.count }
 
     /// Adds `record`, or stores the new state of the push with its key (same topic, app and receipt time) in
     /// its place. A new push that reuses an earlier one's apns-id on the same device replaces it as new (a new
     /// seq: the `after=` cursor sees it), as ``StoreWriter/removeReplacedSQL`` does.
     mutating func upsert(_ record: NotificationRecord) {
         let key = NotificationKey(apnsID: record.apnsID, deviceToken: record.deviceToken)
-        if let seq = seqByKey[key] {
-            let place = Int(seq - firstSeq)
-            if let old = slots[place], old.topic == record.topic, old.bundleID == record.bundleID,
-                old.receivedAt == record.receivedAt {
+        if let place = placeByKey[key], let old = slots[place].record {
+            if old.topic == record.topic, old.bundleID == record.bundleID, old.receivedAt == record.receivedAt {
                 statusCounts[old.status, default: 0] -= 1
                 statusCounts[record.status, default: 0] += 1
-                slots[place] = record
+                slots[place].record = record
                 return
             }
-            if let old = slots[place] { _ = remove(at: place, old) }
+            _ = remove(at: place, old)
         }
         lastSeq += 1
-        seqByKey[key] = lastSeq
-        slots.append(record)
+        placeByKey[key] = slots.count
+        slots.append(Slot(seq: lastSeq, record: record))
         statusCounts[record.status, default: 0] += 1
         if record.receivedAt < newestReceivedAt { isInReceiptOrder = false }
         newestReceivedAt = max(newestReceivedAt, record.receivedAt)
+        compactIfSparse()
     }
 
     /// Drops the oldest records until at most `capacity` remain; returns them (to be freed by the caller, after
@@ -51,7 +58,7 @@ struct NotificationJournal: Sendable {
         guard count > capacity else { return [] }
         var removed: [NotificationRecord] = []
         while count > capacity, head < slots.count {
-            if let record = slots[head] {
+            if let record = slots[head].record {
                 _ = remove(at: head, record)
                 removed.append(record)
             }
@@ -66,12 +73,11 @@ struct NotificationJournal: Sendable {
     mutating func remove(where isRemoved: (NotificationRecord, Int64) -> Bool) -> [NotificationKey] {
         var keys: [NotificationKey] = []
         for place in head..<slots.count {
-            guard let record = slots[place], isRemoved(record, firstSeq + Int64(place)) else { continue }
+            guard let record = slots[place].record, isRemoved(record, slots[place].seq) else { continue }
             keys.append(remove(at: place, record))
         }
-        while head < slots.count, slots[head] == nil { head += 1 }
         compactIfSparse()
-        if seqByKey.isEmpty {
+        if placeByKey.isEmpty {
             isInReceiptOrder = true
             newestReceivedAt = .min
         }
@@ -80,36 +86,67 @@ struct NotificationJournal: Sendable {
 
     private mutating func remove(at place: Int, _ record: NotificationRecord) -> NotificationKey {
         let key = NotificationKey(apnsID: record.apnsID, deviceToken: record.deviceToken)
-        seqByKey[key] = nil
+        placeByKey[key] = nil
         statusCounts[record.status, default: 0] -= 1
-        slots[place] = nil
+        slots[place].record = nil
+        holes += 1
         return key
     }
 
+    /// Removes the holes once there are more of them than records (and more than 4096): amortised O(1).
     private mutating func compactIfSparse() {
-        guard head > 4096, head > slots.count / 2 else { return }
-        slots.removeFirst(head)
-        firstSeq += Int64(head)
+        while head < slots.count, slots[head].record == nil { head += 1 }
+        guard holes > 4096, holes > placeByKey.count else { return }
+        slots = slots[head...].filter { $0.record != nil }
         head = 0
+        holes = 0
+        placeByKey.removeAll(keepingCapacity: true)
+        for (place, slot) in slots.enumerated() {
+            if let record = slot.record {
+                placeByKey[NotificationKey(apnsID: record.apnsID, deviceToken: record.deviceToken)] = place
+            }
+        }
     }
 
     func record(for key: NotificationKey) -> NotificationRecord? {
-        seqByKey[key].flatMap { slots[Int($0 - firstSeq)] }
+        placeByKey[key].flatMap { slots[$0].record }
     }
 
     /// Calls `body` with each record and its seq, newest (greatest seq) first, until it returns false.
     func forEachNewestFirst(_ body: (NotificationRecord, Int64) -> Bool) {
         var place = slots.count - 1
         while place >= head {
-            if let record = slots[place], !body(record, firstSeq + Int64(place)) { return }
+            if let record = slots[place].record, !body(record, slots[place].seq) { return }
             place -= 1
         }
     }
 
-    /// Records matching `isIncluded`, newest first — `receivedAt` descending, then seq descending, the
-    /// order of ``SQLiteStore`` — skipping `offset`, at most `limit`.
-    func newestFirst(limit: Int, offset: Int, where isIncluded: (NotificationRecord, Int64) -> Bool) -> [NotificationRecord] {
-        guard limit > 0 else { return [] }
+    /// What a newest-first listing needs: in receipt order, the page itself (the scan stops at its end); else
+    /// every match, to be sorted by ``Listing/page`` after the caller's lock.
+    enum Listing {
+        case page([NotificationRecord])
+        case unsorted([(record: NotificationRecord, seq: Int64)], limit: Int, offset: Int)
+
+        /// The records newest first — `receivedAt` descending, then seq descending, the order of
+        /// ``SQLiteStore`` — skipping `offset`, at most `limit`.
+        var page: [NotificationRecord] {
+            switch self {
+            case .page(let records):
+                return records
+            case .unsorted(var matches, let limit, let offset):
+                matches.sort {
+                    $0.record.receivedAt != $1.record.receivedAt ? $0.record.receivedAt > $1.record.receivedAt : $0.seq > $1.seq
+                }
+                guard offset < matches.count else { return [] }
+                let end = limit >= matches.count - offset ? matches.count : offset + limit
+                return matches[offset..<end].map(\.record)
+            }
+        }
+    }
+
+    /// Records matching `isIncluded` for a newest-first page (``Listing``), skipping `offset`, at most `limit`.
+    func newestFirst(limit: Int, offset: Int, where isIncluded: (NotificationRecord, Int64) -> Bool) -> Listing {
+        guard limit > 0 else { return .page([]) }
         let offset = max(offset, 0)
         if isInReceiptOrder {
             var page: [NotificationRecord] = []
@@ -123,17 +160,14 @@ struct NotificationJournal: Sendable {
                 }
                 return page.count < limit
             }
-            return page
+            return .page(page)
         }
         var matches: [(record: NotificationRecord, seq: Int64)] = []
         forEachNewestFirst { record, seq in
             if isIncluded(record, seq) { matches.append((record, seq)) }
             return true
         }
-        matches.sort { $0.record.receivedAt != $1.record.receivedAt ? $0.record.receivedAt > $1.record.receivedAt : $0.seq > $1.seq }
-        guard offset < matches.count else { return [] }
-        let end = limit >= matches.count - offset ? matches.count : offset + limit
-        return matches[offset..<end].map(\.record)
+        return .unsorted(matches, limit: limit, offset: offset)
     }
 
     mutating func removeAll() -> [NotificationKey] {
@@ -154,7 +188,8 @@ extension NotificationFilter {
         if let pushTypes, !pushTypes.isEmpty, !pushTypes.contains(record.pushType ?? "") { return false }
         if let outcomes, !outcomes.isEmpty, !outcomes.contains(where: { $0 == record.outcome }) { return false }
         if let after, seq <= after { return false }
-        if let search, !Self.record(record, contains: search) { return false }
+        // An empty search matches everything, as SQL's `LIKE '%'` does.
+        if let search, !search.isEmpty, !Self.record(record, contains: search) { return false }
         return true
     }
 

@@ -101,8 +101,10 @@ import Testing
         try await withServer(configure: configure) { server in
             let listed = try await apiRequest("GET", server.httpBase + "/api/v1/notifications")
             #expect(listed.json?["total"] as? Int == 0, "\(listed)")
-            let devices = try await curl([server.httpBase + "/api/v1/devices"]).stdoutText
-            #expect(!devices.contains(deviceToken), "the pushes' auto-registered device is gone: \(devices)")
+            let devices = try await apiRequest("GET", server.httpBase + "/api/v1/devices")
+            #expect(devices.status == 200)
+            let tokens = try #require(devices.json?["devices"] as? [[String: Any]], "\(devices)").compactMap { $0["token"] as? String }
+            #expect(!tokens.contains(deviceToken), "the pushes' auto-registered device is gone: \(tokens)")
         }
     }
 }

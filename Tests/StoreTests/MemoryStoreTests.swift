@@ -106,6 +106,47 @@ import Testing
         }
     }
 
+    /// A load tool that sends the same apns-id every time replaces the record each time (a new push, a new
+    /// seq): the journal holds one record and a bounded number of slots, however many pushes came.
+    @Test func reusedApnsIDsKeepTheJournalBounded() async throws {
+        let store = try openStore(notifications: 100)
+        for index in 0..<20_000 {
+            let record = sampleRecord(apnsID: "same", receivedAt: 1_700_000_000_000 + Int64(index), status: .displayed)
+            store.save([record]) { _ in }
+        }
+        try await save([], events: [draft()], to: store)
+        #expect(try store.count(matching: NotificationFilter()) == 1)
+        #expect(try store.latestCursor() == 20_000)
+        #expect(store.state.withLock { $0.notifications.slotCount } <= 4098)
+        #expect(try store.notification(apnsID: "same")?.receivedAt == 1_700_000_019_999)
+    }
+
+    /// A synchronous write takes its place among the saves: its `committed` runs after the completions of the
+    /// saves before it and before those after it, and its event reaches the observer in id order, also when
+    /// saves from other threads log events meanwhile.
+    @Test func resetsRunInOrderWithTheSaves() async throws {
+        let store = try openStore(events: 100_000)
+        let log = Mutex<[String]>([])
+        let observed = Mutex<[Int64]>([])
+        store.observeEvents { events in observed.withLock { $0 += events.map(\.id) } }
+        store.save([sampleRecord(apnsID: "before")], events: [draft()]) { _ in log.withLock { $0.append("before") } }
+        var reset = StoreReset()
+        reset.announcement = { _ in EventDraft(type: .sandboxReset, time: 1, data: Array("{}".utf8)) }
+        let background = Task.detached {
+            for index in 0..<2000 {
+                store.save([sampleRecord(apnsID: "noise-\(index)")], events: [draftForNoise()]) { _ in }
+            }
+        }
+        try store.reset(reset) { _ in log.withLock { $0.append("reset") } }
+        store.save([sampleRecord(apnsID: "after")], events: [draft()]) { _ in log.withLock { $0.append("after") } }
+        await background.value
+        try await save([], events: [draft()], to: store)
+        #expect(log.withLock { $0 } == ["before", "reset", "after"])
+        let ids = observed.withLock { $0 }
+        #expect(ids == Array(1...Int64(ids.count)), "events reach the observer once each, in id order")
+        #expect(ids.count == 2004)
+    }
+
     /// Closed (or not yet opened), every call fails with `closed` and a save's completion says so.
     @Test func closedStoreRefusesWork() async throws {
         let store = MemoryStore(capacity: .init(notifications: 10, events: 10))
@@ -156,7 +197,7 @@ import Testing
         filter = NotificationFilter()
         filter.statuses = [.stored, .discarded]
         filters.append(filter)
-        for search in ["breaking news", "0000000A", "BB1", "other", "title 2", "\"k\":1", "%", "nothing here"] {
+        for search in ["breaking news", "0000000A", "BB1", "other", "title 2", "\"k\":1", "%", "nothing here", ""] {
             filter = NotificationFilter()
             filter.search = search
             filters.append(filter)
@@ -170,6 +211,8 @@ import Testing
         for filter in filters {
             let answers = try stores.map { try $0.notifications(matching: filter, limit: 100, offset: 0).map(\.apnsID) }
             #expect(answers[0] == answers[1], "\(filter)")
+            // Equal answers prove something only when there is something to answer.
+            #expect(answers[0].isEmpty == ["%", "nothing here"].contains(filter.search ?? "-"), "\(filter)")
             #expect(try stores.map { try $0.count(matching: filter) } == [answers[0].count, answers[0].count], "\(filter)")
             let pages = try stores.map { try $0.notifications(matching: filter, limit: 3, offset: 2).map(\.apnsID) }
             #expect(pages[0] == pages[1], "\(filter)")
@@ -245,6 +288,10 @@ import Testing
         #expect(try sqlite.events(after: 0, matching: EventFilter(), limit: 10) == memory.events(after: 0, matching: EventFilter(), limit: 10))
         sqlite.close()
     }
+}
+
+private func draftForNoise() -> EventDraft {
+    EventDraft(type: .pushAccepted, time: 1, deviceToken: "noise", topic: "com.example.app", data: Array("{}".utf8))
 }
 
 /// Polls `condition` every 10 ms for up to 10 s.

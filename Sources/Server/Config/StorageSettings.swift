@@ -101,8 +101,8 @@ public struct StorageSettings: Codable, Sendable, Equatable, StrictlyKeyed {
         if !(integrityCheckSeconds >= 0) || !integrityCheckSeconds.amount.isFinite {
             problems.append("storage.integrityCheckSeconds must be 0 (no limit) or a positive number of seconds")
         }
-        if !(1...100_000_000).contains(memory.notifications) || !(1...100_000_000).contains(memory.events) {
-            problems.append("storage.memory.notifications and storage.memory.events must be between 1 and 100000000")
+        if !(1...10_000_000).contains(memory.notifications) || !(1...10_000_000).contains(memory.events) {
+            problems.append("storage.memory.notifications and storage.memory.events must be between 1 and 10000000")
         }
         if !(maxSizeMB >= 0) || !maxSizeMB.isFinite {
             problems.append("storage.maxSizeMB must be 0 (no limit) or a positive number of MiB")
