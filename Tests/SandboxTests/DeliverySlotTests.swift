@@ -28,6 +28,10 @@ import Testing
         harness.engine.accept(record("again", token: tokens[0], receivedAt: harness.clock.nowMilliseconds)) { _ in }
         #expect(harness.status("again") == .displayed)
         #expect(harness.engine.slotCount == 0)
+        // Events that save nothing let the slot they made go too.
+        try? harness.engine.setOnline(true, token: DeliveryHarness.token)
+        try? harness.engine.uninstall(bundleID: "com.example.b", token: DeliveryHarness.token)
+        #expect(harness.engine.slotCount == 0)
     }
 
     /// A device with something pending keeps its slot: stored pushes of an offline device, a device set
@@ -53,6 +57,10 @@ import Testing
         let silent = harness.backgroundPush()
         #expect(harness.status(silent) == .deliveredSilent)
         #expect(harness.engine.slotCount == 1, "the hour's background budget is the slot's")
+        harness.clock.advance(byMilliseconds: 3_600_001)
+        let later = harness.push()
+        #expect(harness.status(later.apnsID) == .displayed)
+        #expect(harness.engine.slotCount == 0, "an hour on, the budget is spent and the slot goes")
     }
 
     /// Many threads pushing to a few devices while their slots come and go: every push reaches `displayed`
@@ -62,9 +70,13 @@ import Testing
         let notifications = FakeNotificationRepository(completionQueue: writer)
         let finished = DispatchSemaphore(value: 0)
         let clock = SystemClock()
+        let log = ChangeLog()
         let engine = DeliveryEngine(
             clock: clock, notifications: notifications, devices: FakeDeviceRepository(),
-            onChange: { record in if record.status.isFinal { finished.signal() } })
+            onChange: { record in
+                log.append(record)
+                if record.status.isFinal { finished.signal() }
+            })
         let completions = Mutex(0)
         let threads = 8
         let perThread = 200
@@ -86,5 +98,16 @@ import Testing
                 #expect(notifications.record("t\(thread)-\(index)")?.status == .displayed)
             }
         }
+        // Each push announced once per state, in lifecycle order, whichever slot carried it.
+        for (apnsID, versions) in Dictionary(grouping: log.withLock { $0 }, by: \.apnsID) {
+            #expect(versions.map(\.status) == [.accepted, .delivering, .displayed], "\(apnsID)")
+        }
+        // The last retirements follow the last announcements (onChange runs before the slot is let go).
+        var polls = 0
+        while engine.slotCount > 0, polls < 500 {
+            usleep(10_000)
+            polls += 1
+        }
+        #expect(engine.slotCount == 0, "every device idle at the end")
     }
 }

@@ -61,6 +61,7 @@ extension DeliveryEngine {
                 perform(actions, on: slot)
                 for completion in forgotten.completions { completion(.success(())) }
                 total += forgotten.count
+                retireIfIdle(slot, device: try? devices.device(token: token))
             }
         }
         return total
@@ -85,6 +86,7 @@ extension DeliveryEngine {
                 }
             }
             perform(actions, on: slot)
+            retireIfIdle(slot, device: device)
         }
     }
 

@@ -40,18 +40,25 @@ extension DeliveryEngine {
     /// slot finds it retired and takes the new one (``liveStep(token:_:)``).
     func retireIfIdle(_ slot: DeviceSlot, device: DeviceRecord?) {
         guard device?.isOnline ?? true else { return }
-        shard(for: slot.token).slots.withLock { slots in
+        let now = clock.nowMilliseconds
+        // A busy device (most saves) costs one look under its own lock, not the shard's.
+        guard slot.state.withLock({ $0.queue.isIdle(at: now) && $0.timer == nil }) else { return }
+        let shard = shard(for: slot.token)
+        shard.slots.withLock { slots in
             guard slots[slot.token] === slot else { return }
             let retired = slot.deviceWrites.withLockIfAvailable { _ in
                 slot.state.withLock { state -> Bool in
-                    guard state.queue.isIdle, state.timer == nil,
+                    guard !state.isRetired, state.queue.isIdle(at: now), state.timer == nil,
                         slot.emissions.withLock({ $0.reports.isEmpty && !$0.isDraining })
                     else { return false }
                     state.isRetired = true
                     return true
                 }
             } ?? false
-            if retired { slots[slot.token] = nil }
+            if retired {
+                slots[slot.token] = nil
+                shard.retirements.add(1, ordering: .releasing)
+            }
         }
     }
 

@@ -116,6 +116,7 @@ public final class DeliveryEngine: Sendable {
             return step(slot) { queue, now in queue.setOnline(online, device: device, at: now) }
         }
         perform(actions, on: slot)
+        retireIfIdle(slot, device: try? devices.device(token: token))
     }
 
     /// Removes the app from the device: marks it uninstalled in the device record (if not already) and
@@ -133,6 +134,7 @@ public final class DeliveryEngine: Sendable {
             return step(slot) { queue, now in queue.uninstall(bundleID: bundleID, at: now) }
         }
         perform(actions, on: slot)
+        retireIfIdle(slot, device: try? devices.device(token: token))
     }
 
     /// What the device's user sees now, from the committed records (see ``NotificationCenterView``): at most
@@ -198,19 +200,25 @@ public final class DeliveryEngine: Sendable {
     /// The slot of `token`, created on first use with the device's stored online state (online when unknown).
     func slot(for token: String) -> DeviceSlot {
         let shard = shard(for: token)
-        if let slot = shard.slots.withLock({ $0[token] }) { return slot }
-        // Read outside the lock; if another thread created the slot meanwhile, theirs wins.
-        let isOnline = (try? devices.device(token: token))??.isOnline ?? true
-        let settings = DeviceQueue.Settings(
-            lowPriorityDelayMilliseconds: configuration.lowPriorityDelayMilliseconds,
-            backgroundPushesPerHour: configuration.backgroundPushesPerHour,
-            saveRetryMilliseconds: configuration.saveRetryMilliseconds,
-            extensionWatchdogMilliseconds: configuration.extensionWatchdogMilliseconds)
-        let created = DeviceSlot(token: token, queue: DeviceQueue(settings: settings, isOnline: isOnline))
-        return shard.slots.withLock { slots in
-            if let existing = slots[token] { return existing }
-            slots[token] = created
-            return created
+        while true {
+            let retirements = shard.retirements.load(ordering: .acquiring)
+            if let slot = shard.slots.withLock({ $0[token] }) { return slot }
+            // Read outside the lock; if another thread created the slot meanwhile, theirs wins. A slot retired
+            // meanwhile may have seen the device go online after this read: then read again.
+            let isOnline = (try? devices.device(token: token))??.isOnline ?? true
+            let settings = DeviceQueue.Settings(
+                lowPriorityDelayMilliseconds: configuration.lowPriorityDelayMilliseconds,
+                backgroundPushesPerHour: configuration.backgroundPushesPerHour,
+                saveRetryMilliseconds: configuration.saveRetryMilliseconds,
+                extensionWatchdogMilliseconds: configuration.extensionWatchdogMilliseconds)
+            let created = DeviceSlot(token: token, queue: DeviceQueue(settings: settings, isOnline: isOnline))
+            let slot = shard.slots.withLock { slots -> DeviceSlot? in
+                if let existing = slots[token] { return existing }
+                guard shard.retirements.load(ordering: .acquiring) == retirements else { return nil }
+                slots[token] = created
+                return created
+            }
+            if let slot { return slot }
         }
     }
 

@@ -376,12 +376,13 @@ struct DeviceQueue {
         return next
     }
 
-    /// Whether the machine holds nothing a new one for the device would not: no push, save, batch, late
-    /// delivery, retry or background budget, and online (as a new machine starts when the device record says
-    /// so or there is none). The engine may then let it go (``DeliveryEngine``'s idle slots).
-    var isIdle: Bool {
+    /// Whether the machine holds nothing a new one for the device would not at wall time `now`: no push, save,
+    /// batch, late delivery, retry or background delivery of the last hour (a budget), and online (as a new
+    /// machine starts when the device record says so or there is none). The engine may then let it go
+    /// (``DeliveryEngine``'s idle slots).
+    func isIdle(at now: Int64) -> Bool {
         isOnline && entries.isEmpty && storedByApp.isEmpty && heldByApp.isEmpty && deferred.isEmpty && deferredDue == nil
-            && late.isEmpty && backgroundDeliveries.isEmpty && pendingSaves.isEmpty && inFlight == nil
-            && acceptancesAwaitingCommit == 0 && saveRetryAt == nil
+            && late.isEmpty && pendingSaves.isEmpty && inFlight == nil && acceptancesAwaitingCommit == 0 && saveRetryAt == nil
+            && backgroundDeliveries.values.allSatisfy { times in times.allSatisfy { now - $0 >= DeliveryRules.hourMilliseconds } }
     }
 }

@@ -5,6 +5,9 @@ import Synchronization
 /// Devices are spread over shards by token so that devices on different threads rarely share a lock.
 final class SlotShard: Sendable {
     let slots = Mutex<[String: DeviceSlot]>([:])
+    /// Bumped (under `slots`' lock) each time a slot of the shard is retired: a slot made from a device record
+    /// read before a retirement may be stale and is made again (``DeliveryEngine/slot(for:)``).
+    let retirements = Atomic<UInt64>(0)
 }
 
 /// One device's machine, its timer and its device-record write lock.
