@@ -20,8 +20,12 @@ struct CrashRecoveryTests {
             TestPaths.packageRoot + "/tests/python/crash_pusher.py", "--port", "\(port)", "--token", token,
             "--topic", testTopic, "--device", deviceToken, "--count", "200000", "--window", "200",
         ])
-        // Let a few thousand pushes through, then pull the plug.
-        try await Task.sleep(nanoseconds: 1_500_000_000)
+        // Let a thousand pushes or more through (counted from the pusher's output, not timed: a loaded machine runs
+        // the debug server slowly), then pull the plug.
+        let deadline = monotonicSeconds() + 60
+        while pusher.currentStdout.split(separator: "\n").count < 1000, monotonicSeconds() < deadline {
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
         server.send(signal: SIGKILL)
         _ = server.finish(timeout: 10)
         let pushed = pusher.finish(timeout: 20)
