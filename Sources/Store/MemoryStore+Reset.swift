@@ -74,77 +74,20 @@ extension MemoryStore {
     }
 
     private static func resetDevices(_ reset: StoreReset, in state: inout MemoryDirectory) -> [DeviceModification] {
-        var changes: [String: DeviceModification] = [:]
-        var order: [String] = []
-        func note(_ token: String, before: DeviceRecord?, after: DeviceRecord?) {
-            if changes[token] == nil { order.append(token) }
-            changes[token, default: DeviceModification(before: before, after: nil)].after = after
-        }
-        if let decide = reset.device {
-            let stored = reset.devicesToDecide.map { tokens in tokens.sorted().compactMap { state.devices[$0] } }
-                ?? state.devices.all
-            for record in stored {
-                switch decide(record) {
-                case .keep:
-                    continue
-                case .save(var replacement):
-                    replacement.token = record.token
-                    state.devices.set(replacement, for: record.token)
-                    note(record.token, before: record, after: replacement)
-                case .delete:
-                    state.devices.remove(record.token)
-                    note(record.token, before: record, after: nil)
-                }
-            }
-        }
-        for record in reset.devicesToAdd {
-            if let change = changes[record.token] {
-                guard change.after == nil else { continue }
-            } else if state.devices[record.token] != nil {
-                continue
-            }
-            state.devices.set(record, for: record.token)
-            note(record.token, before: nil, after: record)
-        }
-        return order.compactMap { changes[$0] }.filter { $0.before != $0.after }
+        let stored = reset.device == nil ? [] : reset.devicesToDecide.map { tokens in tokens.sorted().compactMap { state.devices[$0] } }
+            ?? state.devices.all
+        return ResetDecisions.apply(
+            stored: stored, decide: reset.device, toAdd: reset.devicesToAdd, key: \.token, rekeyed: ResetDecisions.rekeyed,
+            isStored: { state.devices[$0] != nil }, save: { state.devices.set($0, for: $0.token) },
+            delete: { _ = state.devices.remove($0) }
+        ).map { DeviceModification(before: $0.before, after: $0.after) }
     }
 
     private static func resetApps(_ reset: StoreReset, in state: inout MemoryDirectory) -> [(before: AppRecord?, after: AppRecord?)] {
-        var changes: [String: (before: AppRecord?, after: AppRecord?)] = [:]
-        var order: [String] = []
-        func note(_ bundleID: String, before: AppRecord?, after: AppRecord?) {
-            if changes[bundleID] == nil {
-                order.append(bundleID)
-                changes[bundleID] = (before, after)
-            } else {
-                changes[bundleID]?.after = after
-            }
-        }
         let stored = state.apps.values.sorted { $0.bundleID < $1.bundleID }
-        if let decide = reset.app {
-            for record in stored {
-                switch decide(record) {
-                case .keep:
-                    continue
-                case .save(var replacement):
-                    replacement.bundleID = record.bundleID
-                    state.apps[record.bundleID] = replacement
-                    note(record.bundleID, before: record, after: replacement)
-                case .delete:
-                    state.apps[record.bundleID] = nil
-                    note(record.bundleID, before: record, after: nil)
-                }
-            }
-        }
-        for record in reset.appsToAdd {
-            if let change = changes[record.bundleID] {
-                guard change.after == nil else { continue }
-            } else if stored.contains(where: { $0.bundleID == record.bundleID }) {
-                continue
-            }
-            state.apps[record.bundleID] = record
-            note(record.bundleID, before: nil, after: record)
-        }
-        return order.compactMap { changes[$0] }.filter { $0.before != $0.after }
+        return ResetDecisions.apply(
+            stored: stored, decide: reset.app, toAdd: reset.appsToAdd, key: \.bundleID, rekeyed: ResetDecisions.rekeyed,
+            isStored: { state.apps[$0] != nil }, save: { state.apps[$0.bundleID] = $0 },
+            delete: { state.apps[$0] = nil })
     }
 }

@@ -176,88 +176,33 @@ extension SQLiteStore {
     }
 
     private static func resetDevices(_ reset: StoreReset, on connection: SQLiteConnection) throws -> [DeviceModification] {
-        var changes: [String: DeviceModification] = [:]
-        var order: [String] = []
-        func note(_ token: String, before: DeviceRecord?, after: DeviceRecord?) {
-            if changes[token] == nil { order.append(token) }
-            changes[token, default: DeviceModification(before: before, after: nil)].after = after
+        let stored = reset.device == nil ? [] : try reset.devicesToDecide.map { tokens in
+            try tokens.sorted().compactMap { try readDevice(token: $0, on: connection) }
+        } ?? connection.withStatement("SELECT record FROM devices ORDER BY rowid") { statement in
+            var records: [DeviceRecord] = []
+            while try statement.step() { records.append(try decodeJSON(DeviceRecord.self, statement.bytes(at: 0))) }
+            return records
         }
-        if let decide = reset.device {
-            let stored = try reset.devicesToDecide.map { tokens in
-                try tokens.sorted().compactMap { try readDevice(token: $0, on: connection) }
-            } ?? connection.withStatement("SELECT record FROM devices ORDER BY rowid") { statement in
-                var records: [DeviceRecord] = []
-                while try statement.step() { records.append(try decodeJSON(DeviceRecord.self, statement.bytes(at: 0))) }
-                return records
-            }
-            for record in stored {
-                switch decide(record) {
-                case .keep:
-                    continue
-                case .save(var replacement):
-                    replacement.token = record.token
-                    try upsertDevice(token: record.token, json: try encodeJSON(replacement), on: connection)
-                    note(record.token, before: record, after: replacement)
-                case .delete:
-                    try deleteDevice(token: record.token, on: connection)
-                    note(record.token, before: record, after: nil)
-                }
-            }
-        }
-        for record in reset.devicesToAdd {
-            if let change = changes[record.token] {
-                guard change.after == nil else { continue }
-            } else if try readDevice(token: record.token, on: connection) != nil {
-                continue
-            }
-            try upsertDevice(token: record.token, json: try encodeJSON(record), on: connection)
-            note(record.token, before: nil, after: record)
-        }
-        return order.compactMap { changes[$0] }.filter { $0.before != $0.after }
+        return try ResetDecisions.apply(
+            stored: stored, decide: reset.device, toAdd: reset.devicesToAdd, key: \.token, rekeyed: ResetDecisions.rekeyed,
+            isStored: { try readDevice(token: $0, on: connection) != nil },
+            save: { try upsertDevice(token: $0.token, json: try encodeJSON($0), on: connection) },
+            delete: { try deleteDevice(token: $0, on: connection) }
+        ).map { DeviceModification(before: $0.before, after: $0.after) }
     }
 
     private static func resetApps(_ reset: StoreReset, on connection: SQLiteConnection) throws -> [(before: AppRecord?, after: AppRecord?)] {
-        var changes: [String: (before: AppRecord?, after: AppRecord?)] = [:]
-        var order: [String] = []
-        func note(_ bundleID: String, before: AppRecord?, after: AppRecord?) {
-            if changes[bundleID] == nil {
-                order.append(bundleID)
-                changes[bundleID] = (before, after)
-            } else {
-                changes[bundleID]?.after = after
-            }
-        }
         let stored = try connection.withStatement("SELECT record FROM apps WHERE bundle_id != ? ORDER BY bundle_id") { statement in
             try statement.bind(StoreWriter.probeKey, at: 1)
             var records: [AppRecord] = []
             while try statement.step() { records.append(try decodeJSON(AppRecord.self, statement.bytes(at: 0))) }
             return records
         }
-        if let decide = reset.app {
-            for record in stored {
-                switch decide(record) {
-                case .keep:
-                    continue
-                case .save(var replacement):
-                    replacement.bundleID = record.bundleID
-                    try upsertApp(bundleID: record.bundleID, json: try encodeJSON(replacement), on: connection)
-                    note(record.bundleID, before: record, after: replacement)
-                case .delete:
-                    try deleteApp(bundleID: record.bundleID, on: connection)
-                    note(record.bundleID, before: record, after: nil)
-                }
-            }
-        }
-        for record in reset.appsToAdd {
-            if let change = changes[record.bundleID] {
-                guard change.after == nil else { continue }
-            } else if stored.contains(where: { $0.bundleID == record.bundleID }) {
-                continue
-            }
-            try upsertApp(bundleID: record.bundleID, json: try encodeJSON(record), on: connection)
-            note(record.bundleID, before: nil, after: record)
-        }
-        return order.compactMap { changes[$0] }.filter { $0.before != $0.after }
+        return try ResetDecisions.apply(
+            stored: stored, decide: reset.app, toAdd: reset.appsToAdd, key: \.bundleID, rekeyed: ResetDecisions.rekeyed,
+            isStored: { bundleID in stored.contains { $0.bundleID == bundleID } },
+            save: { try upsertApp(bundleID: $0.bundleID, json: try encodeJSON($0), on: connection) },
+            delete: { try deleteApp(bundleID: $0, on: connection) })
     }
 }
 
