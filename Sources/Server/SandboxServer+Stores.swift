@@ -3,8 +3,8 @@
 // their readiness.
 import Foundation
 import Store
-import Webhooks
 import Support
+import Webhooks
 
 extension SandboxServer {
     /// The main store and the webhook outbox, built unopened, with the services that open and close them.
