@@ -18,7 +18,7 @@ import Testing
     /// 50 devices with one push each: every push displayed and no slot kept; the next push to one of them
     /// (a new slot) is displayed too.
     @Test func idleDevicesLeaveNoSlot() {
-        let harness = DeliveryHarness()
+        let harness = DeliveryHarness(configure: { $0.idleSlotsKeptPerShard = 0 })
         let tokens = (0..<50).map { String(format: "%064x", $0 + 1) }
         for (index, token) in tokens.enumerated() {
             harness.engine.accept(record("p\(index)", token: token, receivedAt: harness.clock.nowMilliseconds)) { _ in }
@@ -37,7 +37,7 @@ import Testing
     /// A device with something pending keeps its slot: stored pushes of an offline device, a device set
     /// offline only in memory, a background budget; going online delivers and lets the slot go.
     @Test func busyDevicesKeepTheirSlot() throws {
-        let harness = DeliveryHarness(online: false)
+        let harness = DeliveryHarness(configure: { $0.idleSlotsKeptPerShard = 0 }, online: false)
         let first = harness.push()
         #expect(harness.status(first.apnsID) == .stored)
         #expect(harness.engine.slotCount == 1)
@@ -63,6 +63,17 @@ import Testing
         #expect(harness.engine.slotCount == 0, "an hour on, the budget is spent and the slot goes")
     }
 
+    /// Up to the number kept per shard, idle slots stay (a device pushed again reuses its own); past it they go.
+    @Test func keepsSomeIdleSlotsPerShard() {
+        let harness = DeliveryHarness(configure: { $0.idleSlotsKeptPerShard = 2 })
+        let tokens = (0..<200).map { String(format: "%064x", $0 + 1) }
+        for (index, token) in tokens.enumerated() {
+            harness.engine.accept(record("p\(index)", token: token, receivedAt: harness.clock.nowMilliseconds)) { _ in }
+        }
+        #expect(tokens.indices.allSatisfy { harness.status("p\($0)") == .displayed })
+        #expect((1...32).contains(harness.engine.slotCount), "at most 2 idle slots in each of 16 shards: \(harness.engine.slotCount)")
+    }
+
     /// Many threads pushing to a few devices while their slots come and go: every push reaches `displayed`
     /// and every completion runs once.
     @Test func retiringUnderLoadLosesNothing() {
@@ -71,8 +82,10 @@ import Testing
         let finished = DispatchSemaphore(value: 0)
         let clock = SystemClock()
         let log = ChangeLog()
+        var configuration = DeliveryEngine.Configuration()
+        configuration.idleSlotsKeptPerShard = 0
         let engine = DeliveryEngine(
-            clock: clock, notifications: notifications, devices: FakeDeviceRepository(),
+            configuration: configuration, clock: clock, notifications: notifications, devices: FakeDeviceRepository(),
             onChange: { record in
                 log.append(record)
                 if record.status.isFinal { finished.signal() }

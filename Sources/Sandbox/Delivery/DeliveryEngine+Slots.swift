@@ -34,7 +34,7 @@ extension DeliveryEngine {
         }
     }
 
-    /// Lets the slot go when its machine is idle (``DeviceQueue/isIdle``: nothing a new slot for the device
+    /// Lets the slot go, once its shard holds more than ``Configuration/idleSlotsKeptPerShard``, when its machine is idle (``DeviceQueue/isIdle``: nothing a new slot for the device
     /// would not start with, given its record's online state), no timer is armed, no report waits and nobody
     /// writes the device record: the device's next event makes a new slot. A step that still holds the old
     /// slot finds it retired and takes the new one (``liveStep(token:_:)``).
@@ -44,8 +44,9 @@ extension DeliveryEngine {
         // A busy device (most saves) costs one look under its own lock, not the shard's.
         guard slot.state.withLock({ $0.queue.isIdle(at: now) && $0.timer == nil }) else { return }
         let shard = shard(for: slot.token)
+        let kept = configuration.idleSlotsKeptPerShard
         shard.slots.withLock { slots in
-            guard slots[slot.token] === slot else { return }
+            guard slots.count > kept, slots[slot.token] === slot else { return }
             let retired = slot.deviceWrites.withLockIfAvailable { _ in
                 slot.state.withLock { state -> Bool in
                     guard !state.isRetired, state.queue.isIdle(at: now), state.timer == nil,

@@ -14,9 +14,10 @@ import Synchronization
 /// Safe from any thread. Each device's machine sits behind its own `Mutex`, held only while the machine
 /// steps (pure computation and timer bookkeeping); repositories, callbacks and the extension are always
 /// called with no lock held. Device record writes (``setOnline(_:token:)``, ``uninstall(bundleID:token:)``)
-/// are serialised per device by a second lock. A device whose machine is idle (nothing queued, saving or
-/// timed, online as its record says) gives its slot up after its last save: a million devices pushed once
-/// each keep no machine (DeliveryEngine+Slots.swift). Save completions and timers are handed to a dispatch
+/// are serialised per device by a second lock. Past ``Configuration/idleSlotsKeptPerShard`` slots in its shard,
+/// a device whose machine is idle (nothing queued, saving or timed, online as its record says) gives its slot
+/// up after its last save: a million devices pushed once each keep a bounded number of machines
+/// (DeliveryEngine+Slots.swift). Save completions and timers are handed to a dispatch
 /// queue (unless ``Configuration/runsCallbacksInline``) because they may arrive on the store's own
 /// thread, where a synchronous repository read would wait for itself.
 ///
@@ -43,6 +44,9 @@ public final class DeliveryEngine: Sendable {
         /// Runs save completions and timer callbacks on the thread that delivers them instead of a dispatch
         /// queue. Only for tests whose repositories complete synchronously and whose clock is a `ManualClock`.
         public var runsCallbacksInline = false
+        /// Idle device slots each of the 16 shards keeps before it lets idle ones go: a device pushed again soon
+        /// reuses its slot instead of making a new one per push (a few KB each: 16,384 of them by default).
+        public var idleSlotsKeptPerShard = 1024
 
         public init() {}
     }
