@@ -18,7 +18,14 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
     /// - Parameter hex: An even number of hex digits, 32 to 400 of them, nothing else.
     /// - Returns: nil for odd lengths, non-hex characters or a length out of range.
     public init?(hex: String) {
-        self.init(hex: Substring(hex))
+        // Stored tokens are lowercase already: checked in place, they keep their string (no copy).
+        var hex = hex
+        if hex.withUTF8({ Self.isLowercaseToken($0) }) {
+            self.hex = hex
+            return
+        }
+        guard let text = hex.withUTF8({ Self.lowercasedHex($0[...]) }) else { return nil }
+        self.hex = text
     }
 
     /// Parses a hex token of either case from part of a larger string, such as `:path`.
@@ -35,6 +42,14 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
     /// A token already checked and lowercased by ``lowercasedHex(_:)``.
     init(checkedHex: String) {
         hex = checkedHex
+    }
+
+    /// True when `bytes` are a valid token in lowercase (as ``hex`` holds it).
+    static func isLowercaseToken(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let count = bytes.count
+        guard count % 2 == 0, count >= 2 * minimumByteCount, count <= 2 * maximumByteCount else { return false }
+        for byte in bytes where ASCII.hexValue(byte) == nil || ASCII.isUppercase(byte) { return false }
+        return true
     }
 
     /// `bytes` lowercased as a string when they form a valid token, else nil: one pass that validates

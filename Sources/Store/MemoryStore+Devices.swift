@@ -51,6 +51,14 @@ extension MemoryStore: DeviceRepository {
         try withOpenDirectory { $0.devices.page(limit: limit, offset: max(offset, 0)) }
     }
 
+    public func forEachDevice(_ body: (DeviceRecord) throws -> Void) throws {
+        for device in try withOpenDirectory({ $0.devices.all }) { try body(device) }
+    }
+
+    public func deviceCountBound() throws -> Int {
+        try withOpenDirectory { $0.devices.count }
+    }
+
     @discardableResult
     public func deleteDevice(token: String) throws -> Bool {
         try writeDirectory { $0.devices.remove(token) != nil }

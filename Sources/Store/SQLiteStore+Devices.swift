@@ -1,16 +1,17 @@
-// APNs Sandbox — SQLiteStore as the DeviceRepository (devices and apps as JSON rows).
+// APNs Sandbox — SQLiteStore as the DeviceRepository (devices in DeviceRecordCodec's format, apps as JSON rows).
 import Foundation
 import Sandbox
 
-/// Devices and apps change rarely, so they use Foundation's JSON coders (sorted keys, so equal
-/// records store equal bytes). Writes are synchronous: each one is its own transaction on the
-/// writer thread and is durable when the call returns.
+/// Apps change rarely, so they use Foundation's JSON coders (sorted keys, so equal records store equal bytes);
+/// devices are written with every new token and all read at start, so they use ``DeviceRecordCodec``. Writes
+/// are synchronous (but ``registerDevice(_:completion:)``): each one is its own transaction on the writer
+/// thread and is durable when the call returns.
 extension SQLiteStore {
     public func saveDevice(_ device: DeviceRecord) throws {
-        let json = try Self.encodeJSON(device)
+        let bytes = DeviceRecordCodec.encode(device)
         let cache = deviceCache
         // The cache follows commits in commit order (on the writer thread), as ``modifyDevice`` keeps it.
-        try write({ connection in try Self.upsertDevice(token: device.token, json: json, on: connection) },
+        try write({ connection in try Self.upsertDevice(token: device.token, record: bytes, on: connection) },
                   committed: { _ in cache.set(device, for: device.token) })
     }
 
@@ -18,13 +19,7 @@ extension SQLiteStore {
     /// push rate), ahead of every save queued later. The cache holds the device at once, so reads after
     /// this call see it; a write that fails forgets it again.
     public func registerDevice(_ device: DeviceRecord, completion: @escaping @Sendable (Result<Bool, any Error>) -> Void) {
-        let json: [UInt8]
-        do {
-            json = try Self.encodeJSON(device)
-        } catch {
-            completion(.failure(error))
-            return
-        }
+        let bytes = DeviceRecordCodec.encode(device)
         let token = device.token
         deviceCache.setIfAbsent(device, for: token)
         let cache = deviceCache
@@ -33,7 +28,7 @@ extension SQLiteStore {
                 "INSERT INTO devices(token, record) VALUES (?, ?) ON CONFLICT(token) DO NOTHING"
             ) { statement in
                 try statement.bind(token, at: 1)
-                try statement.bind(json, at: 2)
+                try statement.bind(bytes, at: 2)
                 try statement.step()
                 return connection.changes > 0
             }
@@ -70,7 +65,7 @@ extension SQLiteStore {
                 return DeviceModification(before: before, after: before)
             case .save(let record):
                 precondition(record.token == token, "modifyDevice saves the device it read")
-                try Self.upsertDevice(token: token, json: try Self.encodeJSON(record), on: connection)
+                try Self.upsertDevice(token: token, record: DeviceRecordCodec.encode(record), on: connection)
                 return DeviceModification(before: before, after: record)
             case .delete:
                 try Self.deleteDevice(token: token, on: connection)
@@ -95,12 +90,12 @@ extension SQLiteStore {
     }
 
     /// Creates or replaces the device row (on the writer's connection).
-    static func upsertDevice(token: String, json: [UInt8], on connection: SQLiteConnection) throws {
+    static func upsertDevice(token: String, record: [UInt8], on connection: SQLiteConnection) throws {
         try connection.withStatement(
             "INSERT INTO devices(token, record) VALUES (?, ?) ON CONFLICT(token) DO UPDATE SET record = excluded.record"
         ) { statement in
             try statement.bind(token, at: 1)
-            try statement.bind(json, at: 2)
+            try statement.bind(record, at: 2)
             try statement.step()
         }
     }
@@ -119,7 +114,7 @@ extension SQLiteStore {
         try connection.withStatement("SELECT record FROM devices WHERE token = ?") { statement in
             try statement.bind(token, at: 1)
             guard try statement.step() else { return nil }
-            return try decodeJSON(DeviceRecord.self, statement.bytes(at: 0))
+            return try DeviceRecordCodec.decode(statement.bytes(at: 0))
         }
     }
 
@@ -132,9 +127,26 @@ extension SQLiteStore {
                 try statement.bind(max(offset, 0), at: 2)
                 var devices: [DeviceRecord] = []
                 while try statement.step() {
-                    devices.append(try Self.decodeJSON(DeviceRecord.self, statement.bytes(at: 0)))
+                    devices.append(try DeviceRecordCodec.decode(statement.bytes(at: 0)))
                 }
                 return devices
+            }
+        }
+    }
+
+    /// One statement over the table, on the reader connection (other reads wait for it).
+    public func forEachDevice(_ body: (DeviceRecord) throws -> Void) throws {
+        try read { connection in
+            try connection.withStatement("SELECT record FROM devices ORDER BY rowid") { statement in
+                while try statement.step() { try body(try DeviceRecordCodec.decode(statement.bytes(at: 0))) }
+            }
+        }
+    }
+
+    public func deviceCountBound() throws -> Int {
+        try read { connection in
+            try connection.withStatement("SELECT max(rowid) FROM devices") { statement in
+                try statement.step() ? statement.int(at: 0) : 0
             }
         }
     }

@@ -180,13 +180,13 @@ extension SQLiteStore {
             try tokens.sorted().compactMap { try readDevice(token: $0, on: connection) }
         } ?? connection.withStatement("SELECT record FROM devices ORDER BY rowid") { statement in
             var records: [DeviceRecord] = []
-            while try statement.step() { records.append(try decodeJSON(DeviceRecord.self, statement.bytes(at: 0))) }
+            while try statement.step() { records.append(try DeviceRecordCodec.decode(statement.bytes(at: 0))) }
             return records
         }
         return try ResetDecisions.apply(
             stored: stored, decide: reset.device, toAdd: reset.devicesToAdd, key: \.token, rekeyed: ResetDecisions.rekeyed,
             isStored: { try readDevice(token: $0, on: connection) != nil },
-            save: { try upsertDevice(token: $0.token, json: try encodeJSON($0), on: connection) },
+            save: { try upsertDevice(token: $0.token, record: DeviceRecordCodec.encode($0), on: connection) },
             delete: { try deleteDevice(token: $0, on: connection) }
         ).map { DeviceModification(before: $0.before, after: $0.after) }
     }

@@ -255,6 +255,10 @@ final class FakeDeviceRepository: DeviceRepository {
         let all = devicesByToken.withLock { Array($0.values) }.sorted { $0.token < $1.token }
         return Array(all.dropFirst(offset).prefix(limit))
     }
+    func deviceCountBound() throws -> Int { devicesByToken.withLock { $0.count } }
+    func forEachDevice(_ body: (DeviceRecord) throws -> Void) throws {
+        for device in devicesByToken.withLock({ Array($0.values) }).sorted(by: { $0.token < $1.token }) { try body(device) }
+    }
     func deleteDevice(token: String) throws -> Bool { devicesByToken.withLock { $0.removeValue(forKey: token) != nil } }
     func saveApp(_ app: AppRecord) throws { appsByID.withLock { $0[app.bundleID] = app } }
     func app(bundleID: String) throws -> AppRecord? { appsByID.withLock { $0[bundleID] } }

@@ -206,6 +206,12 @@ public protocol DeviceRepository: Sendable {
     ) throws -> DeviceModification
     func device(token: String) throws -> DeviceRecord?
     func devices(limit: Int, offset: Int) throws -> [DeviceRecord]
+    /// Every device in the order of ``devices(limit:offset:)``, read in one pass (at start, a snapshot): paging
+    /// with an offset would read the devices before each page again.
+    func forEachDevice(_ body: (DeviceRecord) throws -> Void) throws
+    /// At least the number of devices, found without reading them all (to size tables before
+    /// ``forEachDevice(_:)``): SQLite's largest rowid, which deletes leave behind.
+    func deviceCountBound() throws -> Int
     @discardableResult
     func deleteDevice(token: String) throws -> Bool
     func saveApp(_ app: AppRecord) throws

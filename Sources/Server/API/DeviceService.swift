@@ -34,16 +34,11 @@ final class DeviceService: Sendable {
         events?.append(EventRecorder.deviceUpdated(change, token: token, device: device, at: clock.nowMilliseconds))
     }
 
-    /// Loads stored devices into the registry (at start).
+    /// Loads stored devices into the registry (at start), in one pass over the store.
     func loadRegistry() throws {
-        var offset = 0
-        while true {
-            let page = try devices.devices(limit: 1000, offset: offset)
-            for record in page {
-                if let device = Self.device(from: record) { registry.upsert(device) }
-            }
-            if page.count < 1000 { break }
-            offset += page.count
+        registry.reserveDeviceCapacity(try devices.deviceCountBound())
+        try devices.forEachDevice { record in
+            if let device = Self.device(from: record) { registry.upsert(device) }
         }
     }
 

@@ -171,11 +171,7 @@ final class ResetService: Sendable {
     func snapshot(includingNotifications: Bool, includingSecrets: Bool) throws -> SnapshotExport {
         try serial.withLock { _ in
             var devices: [DeviceRecord] = []
-            while true {
-                let page = try parts.store.devices(limit: 1000, offset: devices.count)
-                devices += page
-                if page.count < 1000 { break }
-            }
+            try parts.store.forEachDevice { devices.append($0) }
             let notifications = includingNotifications
                 ? try parts.store.notifications(matching: NotificationFilter(), limit: Int.max, offset: 0).map(NotificationSnapshot.init)
                 : nil
