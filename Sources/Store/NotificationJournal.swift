@@ -13,10 +13,13 @@ struct NotificationJournal: Sendable {
 
     /// In seq order; holes are compacted away once they outnumber the records.
     private var slots: [Slot] = []
+    /// The place of `slots[0]`: places only grow, so cutting the dropped slots off the front changes no place.
+    private var base = 0
     /// `slots[..<head]` are all holes.
     private var head = 0
     private var holes = 0
     private(set) var lastSeq: Int64 = 0
+    /// Each record's place (`base` + its index in `slots`).
     private var placeByKey: [NotificationKey: Int] = [:]
     private(set) var statusCounts: [NotificationStatus: Int] = [:]
     /// Whether seq order is also `receivedAt` order (then newest-first listings need no sort).
@@ -34,17 +37,21 @@ struct NotificationJournal: Sendable {
     /// seq: the `after=` cursor sees it), as ``StoreWriter/removeReplacedSQL`` does.
     mutating func upsert(_ record: NotificationRecord) {
         let key = NotificationKey(apnsID: record.apnsID, deviceToken: record.deviceToken)
-        if let place = placeByKey[key], let old = slots[place].record {
-            if old.topic == record.topic, old.bundleID == record.bundleID, old.receivedAt == record.receivedAt {
-                statusCounts[old.status, default: 0] -= 1
+        if let place = placeByKey[key], slots[place - base].record != nil {
+            // Compared where it is: a copy of the old record would retain (and then release) each of its strings.
+            let index = place - base
+            if slots[index].record?.topic == record.topic, slots[index].record?.bundleID == record.bundleID,
+                slots[index].record?.receivedAt == record.receivedAt, let old = slots[index].record?.status
+            {
+                statusCounts[old, default: 0] -= 1
                 statusCounts[record.status, default: 0] += 1
-                slots[place].record = record
+                slots[index].record = record
                 return
             }
-            _ = remove(at: place, old)
+            if let old = slots[index].record.take() { forget(old) }
         }
         lastSeq += 1
-        placeByKey[key] = slots.count
+        placeByKey[key] = base + slots.count
         slots.append(Slot(seq: lastSeq, record: record))
         statusCounts[record.status, default: 0] += 1
         if record.receivedAt < newestReceivedAt { isInReceiptOrder = false }
@@ -58,8 +65,9 @@ struct NotificationJournal: Sendable {
         guard count > capacity else { return [] }
         var removed: [NotificationRecord] = []
         while count > capacity, head < slots.count {
-            if let record = slots[head].record {
-                _ = remove(at: head, record)
+            // Moved out, not copied.
+            if let record = slots[head].record.take() {
+                forget(record)
                 removed.append(record)
             }
             head += 1
@@ -84,11 +92,17 @@ struct NotificationJournal: Sendable {
         return keys
     }
 
-    private mutating func remove(at place: Int, _ record: NotificationRecord) -> NotificationKey {
+    private mutating func remove(at index: Int, _ record: NotificationRecord) -> NotificationKey {
+        slots[index].record = nil
+        return forget(record)
+    }
+
+    /// The bookkeeping of a record whose slot became a hole.
+    @discardableResult
+    private mutating func forget(_ record: NotificationRecord) -> NotificationKey {
         let key = NotificationKey(apnsID: record.apnsID, deviceToken: record.deviceToken)
         placeByKey[key] = nil
         statusCounts[record.status, default: 0] -= 1
-        slots[place].record = nil
         holes += 1
         return key
     }
@@ -96,8 +110,17 @@ struct NotificationJournal: Sendable {
     /// Removes the holes once there are more of them than records (and more than 4096): amortised O(1).
     private mutating func compactIfSparse() {
         while head < slots.count, slots[head].record == nil { head += 1 }
+        // The holes in front (the dropped records: nearly every hole of a load test) are cut off alone, once
+        // there are more of them than slots behind them; no place changes.
+        if head > 4096, head >= slots.count - head {
+            slots.removeFirst(head)
+            base += head
+            holes -= head
+            head = 0
+        }
         guard holes > 4096, holes > placeByKey.count else { return }
         slots = slots[head...].filter { $0.record != nil }
+        base = 0
         head = 0
         holes = 0
         placeByKey.removeAll(keepingCapacity: true)
@@ -109,7 +132,7 @@ struct NotificationJournal: Sendable {
     }
 
     func record(for key: NotificationKey) -> NotificationRecord? {
-        placeByKey[key].flatMap { slots[$0].record }
+        placeByKey[key].flatMap { slots[$0 - base].record }
     }
 
     /// Calls `body` with each record and its seq, newest (greatest seq) first, until it returns false.

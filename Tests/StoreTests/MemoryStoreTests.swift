@@ -29,13 +29,18 @@ import Testing
         let store = try openStore(notifications: 10)
         let dropped = Mutex<[NotificationKey]>([])
         store.observeDrops { keys in dropped.withLock { $0 += keys } }
-        let records = (0..<25).map { sampleRecord(apnsID: "id-\($0)", receivedAt: 1_700_000_000_000 + Int64($0),
-                                                  status: $0 % 2 == 0 ? .displayed : .stored) }
+        let records = (0..<25).map { index in
+            var record = sampleRecord(apnsID: "id-\(index)", receivedAt: 1_700_000_000_000 + Int64(index),
+                                      status: index % 2 == 0 ? .displayed : .stored)
+            if index % 2 == 0 { record.outcome = index % 4 == 0 ? .direct : .processed }
+            return record
+        }
         for record in records {
             try await save([record], to: store)
         }
         #expect(store.droppedNotifications == 15)
-        #expect(dropped.withLock { $0.map(\.apnsID) } == (0..<15).map { "id-\($0)" })
+        // Announced for their attachment files: not the ones shown without an extension (they have none).
+        #expect(dropped.withLock { $0.map(\.apnsID) } == (0..<15).filter { $0 % 4 != 0 }.map { "id-\($0)" })
         #expect(try store.count(matching: NotificationFilter()) == 10)
         #expect(try store.notifications(matching: NotificationFilter(), limit: 100, offset: 0).map(\.apnsID)
             == (15..<25).reversed().map { "id-\($0)" })
@@ -104,6 +109,30 @@ import Testing
             #expect(saved < event)
             if index > 0 { #expect(try #require(entries.firstIndex(of: "saved n\(index - 1)")) < saved) }
         }
+    }
+
+    /// 20,000 pushes through a journal of 100: the dropped slots in front are cut off as they pile up, and every kept
+    /// record is still found by its key (and a replaced state in its place) after each cut.
+    @Test func dropsKeepTheSlotsBoundedAndTheKeptRecordsFound() async throws {
+        let store = try openStore(notifications: 100)
+        for index in 0..<20_000 {
+            store.save([sampleRecord(apnsID: "id-\(index)", receivedAt: 1_700_000_000_000 + Int64(index), status: .stored)]) { _ in }
+            if index % 5000 == 4999 {
+                var newest = sampleRecord(apnsID: "id-\(index)", receivedAt: 1_700_000_000_000 + Int64(index), status: .displayed)
+                newest.outcome = .direct
+                try await save([newest], to: store)
+                #expect(try store.notification(apnsID: "id-\(index)")?.status == .displayed)
+            }
+        }
+        try await save([], events: [draft()], to: store)
+        #expect(store.state.withLock { $0.notifications.slotCount } <= 2 * 4097 + 100)
+        for index in 19_900..<20_000 {
+            #expect(try store.notification(apnsID: "id-\(index)")?.receivedAt == 1_700_000_000_000 + Int64(index))
+        }
+        #expect(try store.notification(apnsID: "id-19899") == nil)
+        #expect(try store.count(matching: NotificationFilter(status: .stored)) == 99)
+        #expect(try store.count(matching: NotificationFilter(status: .displayed)) == 1)
+        #expect(store.droppedNotifications == 19_900)
     }
 
     /// A load tool that sends the same apns-id every time replaces the record each time (a new push, a new
