@@ -24,6 +24,11 @@ public struct JSONWriter: Sendable {
         bytes.append(UInt8(ascii: "{"))
     }
 
+    /// A writer holding no bytes at all (to take over another's buffer).
+    private init(empty: Void) {
+        bytes = []
+    }
+
     /// Closes the object and returns its bytes.
     public consuming func finish() -> [UInt8] {
         bytes.append(UInt8(ascii: "}"))
@@ -63,6 +68,36 @@ public struct JSONWriter: Sendable {
         guard let value, !value.isEmpty else { return }
         key(name)
         bytes.append(contentsOf: value)
+    }
+
+    /// A member whose value is JSON text the caller vouches for, written straight from the string.
+    public mutating func member(_ name: String, jsonText value: String) {
+        guard !value.isEmpty else { return }
+        key(name)
+        var value = value
+        value.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
+    /// A member holding an object written by `body` in place (no buffer of its own).
+    public mutating func member(_ name: String, object body: (inout JSONWriter) -> Void) {
+        key(name)
+        var nested = JSONWriter(empty: ())
+        swap(&nested.bytes, &bytes)
+        nested.bytes.append(UInt8(ascii: "{"))
+        body(&nested)
+        nested.bytes.append(UInt8(ascii: "}"))
+        swap(&nested.bytes, &bytes)
+    }
+
+    /// A string member made of four parts (a path), escaped as one string, without joining them first.
+    public mutating func member(_ name: String, joining parts: (String, String, String, String)) {
+        key(name)
+        bytes.append(UInt8(ascii: "\""))
+        JSONString.appendContents(parts.0, to: &bytes)
+        JSONString.appendContents(parts.1, to: &bytes)
+        JSONString.appendContents(parts.2, to: &bytes)
+        JSONString.appendContents(parts.3, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
     }
 
     /// A member holding an array of JSON values the caller vouches for.

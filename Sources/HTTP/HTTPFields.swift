@@ -13,6 +13,8 @@ public struct HTTPFields: Sendable, Sequence, ExpressibleByDictionaryLiteral, Eq
     public init() {}
 
     public init(dictionaryLiteral elements: (String, String)...) {
+        // Room for a few more (a response's headers are often appended to): one allocation, not one per field.
+        fields.reserveCapacity(elements.count + 3)
         for (name, value) in elements { append(name, value) }
     }
 
@@ -22,8 +24,10 @@ public struct HTTPFields: Sendable, Sequence, ExpressibleByDictionaryLiteral, Eq
         fields.append(Field(name: Self.lowercase(name), value: value))
     }
 
-    /// Appends a field whose name is known to be lowercase already.
+    /// Appends a field whose name is known to be lowercase already (a request's, as they arrive: room for a
+    /// typical request's fields at the first, instead of growing the array one doubling at a time).
     mutating func appendLowercased(_ name: String, _ value: String) {
+        if fields.isEmpty { fields.reserveCapacity(8) }
         fields.append(Field(name: name, value: value))
     }
 

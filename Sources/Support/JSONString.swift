@@ -9,14 +9,20 @@ public enum JSONString {
     /// are written as `\u2028` and `\u2029` (for text that line readers split on them).
     public static func append(_ value: String, to bytes: inout [UInt8], escapingLineSeparators: Bool = false) {
         bytes.append(UInt8(ascii: "\""))
-        // Most strings (ids, tokens, topics, plain text) need no escape: one copy instead of a byte loop.
-        let copied = value.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
-            guard !utf8.contains(where: { needsEscape($0) || (escapingLineSeparators && $0 == 0xE2) }) else { return false }
-            bytes.append(contentsOf: utf8)
-            return true
-        }
-        if copied != true {
-            let utf8 = Array(value.utf8)
+        appendContents(value, to: &bytes, escapingLineSeparators: escapingLineSeparators)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends what ``append(_:to:escapingLineSeparators:)`` writes between the quotes (to write one string
+    /// literal from several parts). Allocates nothing but the growth of `bytes`.
+    public static func appendContents(_ value: String, to bytes: inout [UInt8], escapingLineSeparators: Bool = false) {
+        var value = value
+        value.withUTF8 { utf8 in
+            // Most strings (ids, tokens, topics, plain text) need no escape: one copy instead of a byte loop.
+            guard utf8.contains(where: { needsEscape($0) || (escapingLineSeparators && $0 == 0xE2) }) else {
+                bytes.append(contentsOf: utf8)
+                return
+            }
             var index = 0
             while index < utf8.count {
                 let byte = utf8[index]
@@ -25,7 +31,7 @@ public enum JSONString {
                 if escapingLineSeparators, byte == 0xE2, index + 1 < utf8.count, utf8[index] == 0x80,
                     utf8[index + 1] == 0xA8 || utf8[index + 1] == 0xA9
                 {
-                    bytes.append(contentsOf: Array((utf8[index + 1] == 0xA8 ? "\\u2028" : "\\u2029").utf8))
+                    appendASCII(utf8[index + 1] == 0xA8 ? "\\u2028" : "\\u2029", to: &bytes)
                     index += 2
                     continue
                 }
@@ -34,13 +40,13 @@ public enum JSONString {
                     bytes.append(UInt8(ascii: "\\"))
                     bytes.append(byte)
                 case 0x0A:
-                    bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+                    appendASCII("\\n", to: &bytes)
                 case 0x0D:
-                    bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+                    appendASCII("\\r", to: &bytes)
                 case 0x09:
-                    bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+                    appendASCII("\\t", to: &bytes)
                 case 0..<0x20:
-                    bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+                    appendASCII("\\u00", to: &bytes)
                     bytes.append(hexDigits[Int(byte >> 4)])
                     bytes.append(hexDigits[Int(byte & 0x0F)])
                 default:
@@ -48,7 +54,10 @@ public enum JSONString {
                 }
             }
         }
-        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private static func appendASCII(_ text: StaticString, to bytes: inout [UInt8]) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
     /// `value` as a quoted, escaped JSON string.

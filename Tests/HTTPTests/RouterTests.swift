@@ -23,6 +23,10 @@ import Testing
             .response(.text("center:" + (parameters["token"] ?? "-")))
         }
         router.get("/files/{rest...}") { _, parameters in .response(.text(parameters["rest"] ?? "-")) }
+        router.get("/n/{id}/attachments/{name}/{rest...}") { _, parameters in
+            .response(.text([parameters["id"], parameters["name"], parameters["rest"], parameters["other"]]
+                .map { $0 ?? "-" }.joined(separator: "|")))
+        }
         return router
     }
 
@@ -34,6 +38,9 @@ import Testing
         #expect(body(router.respond(to: HTTPRequest(method: "POST", target: "//3//device/abc/"))) == "abc")
         #expect(body(router.respond(to: HTTPRequest(method: "GET", target: "/api/v1/devices/t1/notification-center"))) == "center:t1")
         #expect(body(router.respond(to: HTTPRequest(method: "GET", target: "/files/a/b/c.txt"))) == "a/b/c.txt")
+        // Three captures (two past the first), non-ASCII and escapes in each; `{rest...}` is not decoded.
+        #expect(body(router.respond(to: HTTPRequest(method: "GET", target: "/n/%C3%A9t%C3%A9/attachments/gr%C3%BC%C3%9Fe%2Fx/ü/a%20b?q")))
+            == "été|grüße/x|ü/a%20b|-")
     }
 
     /// Unknown paths are 404; a known path with another method is 405 with `Allow`.

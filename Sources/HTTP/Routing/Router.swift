@@ -4,14 +4,38 @@ import Support
 
 /// Path parameters captured by a route pattern such as `/3/device/{token}`.
 public struct PathParameters: Sendable {
-    private var values: [(String, String)] = []
+    /// What a `{name}` or `{name...}` matched: a byte range of the path, decoded when it is read (the provider
+    /// endpoint reads the token from the path itself: a string made for it would be made per push for nothing).
+    private struct Capture: Sendable {
+        var name: String
+        var bytes: Range<Int>
+        var isRest: Bool
+    }
+
+    private var path: Substring = ""
+    /// The first capture kept inline (no route has more than two): no array for the common case.
+    private var first: Capture?
+    private var others: [Capture] = []
 
     public init() {}
 
-    mutating func append(_ name: String, _ value: String) { values.append((name, value)) }
+    init(path: Substring) {
+        self.path = path
+    }
 
+    mutating func append(_ name: String, bytes: Range<Int>, isRest: Bool) {
+        let capture = Capture(name: name, bytes: bytes, isRest: isRest)
+        if first == nil { first = capture } else { others.append(capture) }
+    }
+
+    /// The captured text: percent-decoded for `{name}`, as it is for `{name...}`.
     public subscript(name: String) -> String? {
-        values.first { $0.0 == name }?.1
+        guard let capture = first?.name == name ? first : others.first(where: { $0.name == name }) else { return nil }
+        let utf8 = path.utf8
+        let start = utf8.index(utf8.startIndex, offsetBy: capture.bytes.lowerBound)
+        let end = utf8.index(start, offsetBy: capture.bytes.count)
+        let text = String(decoding: utf8[start..<end], as: UTF8.self)
+        return capture.isRest ? text : text.removingPercentEncodingOrSelf
     }
 }
 
@@ -105,9 +129,9 @@ public struct Router: HTTPResponder {
 
     /// Matches `path` segment by segment over its UTF-8 bytes, without allocating (hot path).
     private static func match(_ segments: [Segment], _ path: Substring) -> PathParameters? {
-        var path = path
-        return path.withUTF8 { bytes -> PathParameters? in
-            var parameters = PathParameters()
+        var text = path
+        return text.withUTF8 { bytes -> PathParameters? in
+            var parameters = PathParameters(path: path)
             var position = 0
             let slash = UInt8(ascii: "/")
             func skipSlashes() {
@@ -132,11 +156,10 @@ public struct Router: HTTPResponder {
                     else { return nil }
                 case .parameter(let name):
                     guard let range = nextSegment() else { return nil }
-                    let value = String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
-                    parameters.append(name, value.removingPercentEncodingOrSelf)
+                    parameters.append(name, bytes: range, isRest: false)
                 case .rest(let name):
                     skipSlashes()
-                    parameters.append(name, String(decoding: UnsafeBufferPointer(rebasing: bytes[position...]), as: UTF8.self))
+                    parameters.append(name, bytes: position..<bytes.count, isRest: true)
                     return parameters
                 }
             }

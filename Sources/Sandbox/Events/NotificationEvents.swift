@@ -32,11 +32,11 @@ public enum NotificationEvents {
         writer.member("status", record.status.rawValue)
         switch type {
         case .pushAccepted:
-            writer.member("payload", json: Array(record.payload.utf8))
+            writer.member("payload", jsonText: record.payload)
         case .notificationDisplayed:
             writer.member("outcome", record.outcome?.rawValue)
             if let displayed = record.displayed {
-                writer.member("displayed", json: contentJSON(displayed, apnsID: record.apnsID, deviceToken: record.deviceToken))
+                writer.member("displayed") { writeContent(displayed, apnsID: record.apnsID, deviceToken: record.deviceToken, into: &$0) }
             }
         case .notificationStored, .notificationExpired, .notificationDiscarded:
             writer.member("reason", last?.detail)
@@ -44,21 +44,22 @@ public enum NotificationEvents {
             break
         }
         if record.status.isFinal {
-            var timings = JSONWriter(reservingCapacity: 96)
-            timings.member("at", at)
-            timings.member("sinceReceivedMs", max(0, at - record.receivedAt))
-            // Not across a restart (an interrupted extension): monotonic times of two runs do not compare.
-            let running = record.timeline.lastIndex { $0.step == NotificationStatus.extensionRunning.rawValue }
-            if let running, !record.timeline[running...].contains(where: { $0.step == DeliveryRules.resumedStep }),
-                let last
-            {
-                let started = record.timeline[running]
-                timings.member("extensionMs", Double(last.monotonic &- started.monotonic) / 1_000_000)
+            writer.member("timings") { timings in
+                timings.member("at", at)
+                timings.member("sinceReceivedMs", max(0, at - record.receivedAt))
+                // Not across a restart (an interrupted extension): monotonic times of two runs do not compare.
+                let running = record.timeline.lastIndex { $0.step == NotificationStatus.extensionRunning.rawValue }
+                if let running, !record.timeline[running...].contains(where: { $0.step == DeliveryRules.resumedStep }),
+                    let last
+                {
+                    let started = record.timeline[running]
+                    timings.member("extensionMs", Double(last.monotonic &- started.monotonic) / 1_000_000)
+                }
             }
-            writer.member("timings", json: timings.finish())
         }
         if !record.faults.isEmpty { writer.member("faults", json: faultsJSON(record.faults)) }
-        writer.member("href", href(apnsID: record.apnsID, deviceToken: record.deviceToken))
+        // As ``href(apnsID:deviceToken:under:)`` makes it, written in place.
+        writer.member("href", joining: (hrefPrefix, record.apnsID, hrefDevice, record.deviceToken))
         return EventDraft(
             type: type, time: at, deviceToken: record.deviceToken, topic: record.topic, data: writer.finish())
     }
@@ -85,8 +86,12 @@ public enum NotificationEvents {
 
     /// The notification's path in the REST API (`under` it: one of its parts), for this device.
     public static func href(apnsID: String, deviceToken: String, under part: String = "") -> String {
-        "/api/v1/notifications/" + apnsID + part + "?device=" + deviceToken
+        hrefPrefix + apnsID + part + hrefDevice + deviceToken
     }
+
+    private static let hrefPrefix = "/api/v1/notifications/"
+    private static let hrefDevice = "?device="
+
 
     /// Where an attachment is served: its identifier (which an extension chooses freely) percent-encoded
     /// as one path segment.
@@ -94,9 +99,9 @@ public enum NotificationEvents {
         href(apnsID: apnsID, deviceToken: deviceToken, under: "/attachments/" + PercentEncoding.segment(identifier))
     }
 
-    /// What the user sees, as in the REST API's `DisplayedContent` (attachments with their download path).
-    static func contentJSON(_ content: DisplayedContent, apnsID: String, deviceToken: String) -> [UInt8] {
-        var writer = JSONWriter()
+    /// What the user sees, as in the REST API's `DisplayedContent` (attachments with their download path): the
+    /// members, into an object being written.
+    static func writeContent(_ content: DisplayedContent, apnsID: String, deviceToken: String, into writer: inout JSONWriter) {
         writer.member("title", content.title)
         writer.member("subtitle", content.subtitle)
         writer.member("body", content.body)
@@ -107,7 +112,7 @@ public enum NotificationEvents {
         writer.member("interruptionLevel", content.interruptionLevel)
         writer.member("targetContentId", content.targetContentID)
         writer.member("relevanceScore", content.relevanceScore)
-        writer.member("userInfo", json: content.userInfoJSON.map { Array($0.utf8) })
+        if let userInfo = content.userInfoJSON { writer.member("userInfo", jsonText: userInfo) }
         writer.member("attachments", jsonArray: content.attachments.map { attachment in
             var item = JSONWriter(reservingCapacity: 160)
             item.member("identifier", attachment.identifier)
@@ -116,6 +121,5 @@ public enum NotificationEvents {
             item.member("href", attachmentHref(apnsID: apnsID, deviceToken: deviceToken, identifier: attachment.identifier))
             return item.finish()
         })
-        return writer.finish()
     }
 }
