@@ -174,10 +174,8 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
             return
         }
         var budget = extensionConfiguration.budgetMilliseconds ?? configuration.defaultBudgetMilliseconds
-        if let header = record.headers.first(where: { $0.first == RuntimeConfiguration.budgetHeader }),
-            header.count > 1
-        {
-            let value = header[1]
+        if let header = record.headers.first(where: { $0.name == RuntimeConfiguration.budgetHeader }) {
+            let value = header.value
             if !configuration.allowBudgetHeader {
                 note(.budgetHeader, "\(RuntimeConfiguration.budgetHeader): \(value) ignored (not enabled in the configuration)")
             } else if let milliseconds = Int64(value.trimmingCharacters(in: .whitespaces)),

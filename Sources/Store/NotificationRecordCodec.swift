@@ -33,10 +33,10 @@ enum NotificationRecordCodec {
         writer.write(record.environment.rawValue)
         writer.write(unsigned: UInt64(record.headers.count))
         for header in record.headers {
-            writer.write(unsigned: UInt64(header.count))
-            for part in header {
-                writer.write(part)
-            }
+            // A count of parts, as the format has had it since headers were lists of strings.
+            writer.write(unsigned: 2)
+            writer.write(header.name)
+            writer.write(header.value)
         }
         writer.write(record.payload)
         writer.write(record.authentication)
@@ -91,17 +91,18 @@ enum NotificationRecordCodec {
         let expiration = try reader.readOptionalSigned()
         let collapseID = try reader.readOptionalString()
         let environment = try decodeEnum(APNsEnvironment.self, reader.readString())
-        var headers: [[String]] = []
+        var headers: [HeaderField] = []
         let headerCount = try reader.readCount()
         headers.reserveCapacity(headerCount)
         for _ in 0..<headerCount {
+            // Written as two parts; a stored list of another length keeps its first two (missing ones empty).
             let partCount = try reader.readCount()
-            var parts: [String] = []
-            parts.reserveCapacity(partCount)
-            for _ in 0..<partCount {
-                parts.append(try reader.readString())
+            var header = HeaderField(name: "", value: "")
+            for index in 0..<partCount {
+                let part = try reader.readString()
+                if index == 0 { header.name = part } else if index == 1 { header.value = part }
             }
-            headers.append(parts)
+            headers.append(header)
         }
         let payload = try reader.readString()
         let authentication = try reader.readString()
@@ -219,9 +220,7 @@ enum NotificationRecordCodec {
         var size = 160 + record.payload.utf8.count + record.apnsID.utf8.count + record.deviceToken.utf8.count
             + record.topic.utf8.count + record.bundleID.utf8.count + record.authentication.utf8.count
         for header in record.headers {
-            for part in header {
-                size += 2 + part.utf8.count
-            }
+            size += 4 + header.name.utf8.count + header.value.utf8.count
         }
         size += record.timeline.count * 40
         if let displayed = record.displayed {

@@ -67,6 +67,24 @@ import Testing
         #expect(decoded.displayed?.title == nil)
     }
 
+    /// Headers are written as two parts each; a header stored as a list of another length (the format allows it)
+    /// reads as its first two parts, missing ones empty.
+    @Test func readsHeadersOfAnyPartCount() throws {
+        var record = sampleRecord()
+        record.headers = [["apns-topic", "com.x"]]
+        let bytes = NotificationRecordCodec.encode(record)
+        let written: [UInt8] = [2, 10] + Array("apns-topic".utf8) + [5] + Array("com.x".utf8)
+        let at = try #require(bytes.firstRange(of: written))
+        for (parts, expected) in [([String](), HeaderField(name: "", value: "")),
+                                  (["apns-topic"], HeaderField(name: "apns-topic", value: "")),
+                                  (["apns-topic", "com.x", "extra"], HeaderField(name: "apns-topic", value: "com.x"))] {
+            var patched = bytes
+            patched.replaceSubrange(at, with: [UInt8(parts.count)] + parts.flatMap { [UInt8($0.utf8.count)] + Array($0.utf8) })
+            let decoded = try patched.withUnsafeBytes { try NotificationRecordCodec.decode($0) }
+            #expect(decoded.headers == [expected])
+        }
+    }
+
     /// Unicode, quotes, control characters, NUL and a large payload come back byte for byte.
     @Test func keepsHardStringsExactly() throws {
         let control = String((0..<32).map { Character(Unicode.Scalar(UInt8($0))) })

@@ -109,6 +109,44 @@ public struct TimelineEntry: Sendable, Codable, Equatable {
     }
 }
 
+/// One request header of a record: a name (lowercase) and its value.
+///
+/// JSON and the stored record have it as `[name, value]`, the shape of the list it replaced (an array per
+/// header cost an allocation per header on every push); a list of other lengths reads as its first two strings.
+public struct HeaderField: Sendable, Equatable, Codable, ExpressibleByArrayLiteral {
+    public var name: String
+    public var value: String
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+
+    /// `["name", "value"]`.
+    public init(arrayLiteral parts: String...) {
+        self.init(parts: parts)
+    }
+
+    /// The first part is the name and the second the value; missing ones are empty.
+    public init(parts: [String]) {
+        name = parts.first ?? ""
+        value = parts.count > 1 ? parts[1] : ""
+    }
+
+    public init(from decoder: any Decoder) throws {
+        var container = try decoder.unkeyedContainer()
+        var parts: [String] = []
+        while !container.isAtEnd { parts.append(try container.decode(String.self)) }
+        self.init(parts: parts)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.unkeyedContainer()
+        try container.encode(name)
+        try container.encode(value)
+    }
+}
+
 /// An accepted push on its way to (or on) a device: the durable unit the store keeps.
 public struct NotificationRecord: Sendable, Codable, Equatable {
     public var apnsID: String
@@ -123,7 +161,7 @@ public struct NotificationRecord: Sendable, Codable, Equatable {
     public var collapseID: String?
     public var environment: APNsEnvironment
     /// Request headers as received (lowercased names).
-    public var headers: [[String]]
+    public var headers: [HeaderField]
     /// The payload as received (UTF-8 JSON).
     public var payload: String
     /// `token:<team>/<key>`, `certificate:<bundle>`.
@@ -145,7 +183,7 @@ public struct NotificationRecord: Sendable, Codable, Equatable {
     public init(
         apnsID: String, uniqueID: String? = nil, deviceToken: String, bundleID: String, topic: String,
         pushType: String? = nil, priority: Int = 10, expiration: Int64? = nil, collapseID: String? = nil,
-        environment: APNsEnvironment = .development, headers: [[String]] = [], payload: String,
+        environment: APNsEnvironment = .development, headers: [HeaderField] = [], payload: String,
         authentication: String = "", teamID: String? = nil, keyID: String? = nil, issuedAt: Int64? = nil,
         connectionID: UInt64 = 0, receivedAt: Int64, status: NotificationStatus = .accepted,
         outcome: DisplayOutcome? = nil, displayed: DisplayedContent? = nil, timeline: [TimelineEntry] = [],

@@ -144,12 +144,11 @@ struct NotificationDTO: Codable, Sendable {
         expiration = record.expiration
         collapseId = record.collapseID
         environment = record.environment.rawValue
-        headers = record.headers.compactMap { pair in
-            guard pair.count == 2 else { return nil }
+        headers = record.headers.map { header in
             // The provider token is a credential: show that it was there, not what it was.
             // Records stored before tokens were redacted at acceptance still hold them.
-            let value = pair[0] == "authorization" ? ProviderEndpoint.redactedAuthorization : pair[1]
-            return Header(name: pair[0], value: value)
+            let value = header.name == "authorization" ? ProviderEndpoint.redactedAuthorization : header.value
+            return Header(name: header.name, value: value)
         }
         payload = try? JSON.parse(record.payload)
         authentication = record.authentication

@@ -59,9 +59,8 @@ struct NotificationSnapshot: Encodable, Sendable {
         expiration = record.expiration
         collapseId = record.collapseID
         environment = record.environment.rawValue
-        headers = record.headers.compactMap { pair in
-            guard pair.count == 2 else { return nil }
-            return Header(name: pair[0], value: pair[0] == "authorization" ? ProviderEndpoint.redactedAuthorization : pair[1])
+        headers = record.headers.map { header in
+            Header(name: header.name, value: header.name == "authorization" ? ProviderEndpoint.redactedAuthorization : header.value)
         }
         payload = (try? JSON.parse(record.payload)) ?? .object([])
         authentication = record.authentication
@@ -105,10 +104,10 @@ extension SnapshotDocument {
         let priority = Int(try object.int64("priority") ?? 10)
         guard [1, 5, 10].contains(priority) else { throw object.error("priority", "must be 1, 5 or 10") }
         let environment = try checked(object, "environment") { try APIBody.environment(try object.requiredString("environment")) }
-        var headers: [[String]] = []
+        var headers: [HeaderField] = []
         for header in try object.objects("headers") ?? [] {
             try header.rejectUnknownKeys(allowed: ["name", "value"])
-            headers.append([try header.requiredString("name"), try header.requiredString("value")])
+            headers.append(HeaderField(name: try header.requiredString("name"), value: try header.requiredString("value")))
         }
         let payload = try object.required("payload")
         guard payload.members != nil else { throw object.error("payload", "must be a JSON object") }

@@ -279,7 +279,9 @@ final class ProviderEndpoint: Sendable {
             apnsID: record.apnsID, uniqueID: record.uniqueID, deviceToken: record.deviceToken, bundleID: bundleID,
             topic: topic, pushType: record.pushType?.rawValue, priority: record.priority, expiration: record.expiration,
             collapseID: record.collapseID, environment: record.environment,
-            headers: record.headers.map { [$0.name, $0.name == "authorization" ? Self.redactedAuthorization : $0.value] },
+            headers: record.headers.map {
+                HeaderField(name: $0.name, value: $0.name == "authorization" ? Self.redactedAuthorization : $0.value)
+            },
             payload: String(decoding: record.payload, as: UTF8.self),
             authentication: authentication, teamID: teamID, keyID: keyID, issuedAt: issuedAt,
             connectionID: record.connectionID, receivedAt: record.receivedAt)

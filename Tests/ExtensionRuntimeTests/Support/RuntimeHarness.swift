@@ -60,7 +60,7 @@ enum Fixtures {
 struct TestPush {
     var payload = #"{"aps":{"alert":{"title":"Secret","body":"Encrypted"},"mutable-content":1},"k":1}"#
     var extensionJSON: String
-    var headers: [[String]] = []
+    var headers: [HeaderField] = []
     var bundleID = "com.example.app"
     var token = String(repeating: "ab", count: 32)
     var keys: [String: String] = [:]
