@@ -22,8 +22,7 @@ struct EncodedRow: Sendable {
     init(_ record: NotificationRecord) {
         pushType = record.pushType ?? ""
         outcome = record.outcome?.rawValue ?? ""
-        let displayed = [record.displayed?.title, record.displayed?.subtitle, record.displayed?.body].compactMap { $0 }
-        searchText = (displayed + [record.payload]).joined(separator: "\n").lowercased()
+        searchText = Self.searchText(of: record)
         apnsID = record.apnsID
         deviceToken = record.deviceToken
         topic = record.topic
@@ -31,6 +30,29 @@ struct EncodedRow: Sendable {
         status = record.status
         receivedAt = record.receivedAt
         self.record = NotificationRecordCodec.encode(record)
+    }
+
+    /// The displayed title, subtitle and body and the payload, one per line, lowercased: built in one string,
+    /// and not copied again when it is lowercase already (a push that is not shown yet: its payload alone).
+    static func searchText(of record: NotificationRecord) -> String {
+        var text: String
+        if let displayed = record.displayed, displayed.title != nil || displayed.subtitle != nil || displayed.body != nil {
+            text = ""
+            text.reserveCapacity(record.payload.utf8.count + 64)
+            func line(_ part: String?) {
+                guard let part else { return }
+                text += part
+                text += "\n"
+            }
+            line(displayed.title)
+            line(displayed.subtitle)
+            line(displayed.body)
+            text += record.payload
+        } else {
+            text = record.payload
+        }
+        let isLowercase = text.utf8.allSatisfy { $0 < 0x80 && !($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) }
+        return isLowercase ? text : text.lowercased()
     }
 }
 

@@ -228,3 +228,18 @@ extension SQLiteStoreNotificationTests {
         #expect(try store.count(matching: NotificationFilter()) == 30)
     }
 }
+
+/// The text `?q=` searches: displayed parts then the payload, one per line, lowercased (Unicode too).
+@Suite struct SearchTextTests {
+    @Test func joinsDisplayedPartsAndPayloadLowercased() {
+        var record = sampleRecord()
+        record.payload = #"{"aps":{"alert":"hi"}}"#
+        #expect(EncodedRow.searchText(of: record) == record.payload)
+        record.payload = #"{"aps":{"alert":"Zebra ÉTÉ"}}"#
+        #expect(EncodedRow.searchText(of: record) == #"{"aps":{"alert":"zebra été"}}"#)
+        record.displayed = DisplayedContent()
+        #expect(EncodedRow.searchText(of: record) == #"{"aps":{"alert":"zebra été"}}"#)
+        record.displayed = DisplayedContent(title: "Title", body: "Body")
+        #expect(EncodedRow.searchText(of: record) == "title\nbody\n" + #"{"aps":{"alert":"zebra été"}}"#)
+    }
+}
