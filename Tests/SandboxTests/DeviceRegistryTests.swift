@@ -8,6 +8,23 @@ import Testing
     let token = DeviceToken(hex: String(repeating: "ab", count: 32))!
     let other = DeviceToken(hex: String(repeating: "cd", count: 32))!
 
+    /// A device's apps by bundle ID: a repeated bundle ID keeps its last entry, a set replaces or removes one,
+    /// and two lists of the same apps are equal in any order.
+    @Test func installedAppsByBundleID() {
+        var apps = InstalledApps([InstalledApp(bundleID: "a", installedAt: 1), InstalledApp(bundleID: "b", installedAt: 2),
+                                  InstalledApp(bundleID: "a", installedAt: 3)])
+        #expect(apps.count == 2 && apps["a"]?.installedAt == 3 && apps["c"] == nil)
+        apps["b"]?.uninstalledAt = 9
+        #expect(apps["b"] == InstalledApp(bundleID: "b", installedAt: 2, uninstalledAt: 9))
+        apps["c"] = InstalledApp(bundleID: "c", installedAt: 4)
+        apps["a"] = nil
+        apps["missing"] = nil
+        #expect(Set(apps.values.map(\.bundleID)) == ["b", "c"])
+        #expect(apps == InstalledApps([InstalledApp(bundleID: "c", installedAt: 4),
+                                       InstalledApp(bundleID: "b", installedAt: 2, uninstalledAt: 9)]))
+        #expect(apps != InstalledApps([InstalledApp(bundleID: "c", installedAt: 4)]))
+    }
+
     /// Auto-register: an unknown token becomes a device of the request's environment with the app.
     @Test func autoRegistersUnknownTokens() throws {
         let registry = DeviceRegistry(unknownTokenPolicy: .autoRegister)

@@ -27,12 +27,46 @@ public struct InstalledApp: Sendable, Equatable {
     }
 }
 
+/// The apps on a device, by bundle ID: a short array searched in order (a device has one app or a few; a
+/// dictionary for each of a million devices cost about 120 bytes more per device than this).
+public struct InstalledApps: Sendable, Equatable {
+    private var list: [InstalledApp]
+
+    /// The apps; a bundle ID listed twice keeps its last entry.
+    public init(_ apps: [InstalledApp] = []) {
+        list = []
+        list.reserveCapacity(apps.count)
+        for app in apps { self[app.bundleID] = app }
+    }
+
+    public subscript(bundleID: String) -> InstalledApp? {
+        get { list.first { $0.bundleID == bundleID } }
+        set {
+            let index = list.firstIndex { $0.bundleID == bundleID }
+            switch (index, newValue) {
+            case (let index?, let app?): list[index] = app
+            case (let index?, nil): list.remove(at: index)
+            case (nil, let app?): list.append(app)
+            case (nil, nil): break
+            }
+        }
+    }
+
+    /// Every app, in no particular order.
+    public var values: [InstalledApp] { list }
+    public var count: Int { list.count }
+
+    public static func == (lhs: InstalledApps, rhs: InstalledApps) -> Bool {
+        lhs.list.count == rhs.list.count && lhs.list.allSatisfy { rhs[$0.bundleID] == $0 }
+    }
+}
+
 /// A simulated device, identified by its token in one environment.
 public struct Device: Sendable, Equatable {
     public var token: DeviceToken
     public var environment: APNsEnvironment
     public var locale: String
-    public var apps: [String: InstalledApp]
+    public var apps: InstalledApps
     /// True when the device was created by the first push to an unknown token.
     public var isAutoRegistered: Bool
 
@@ -43,7 +77,7 @@ public struct Device: Sendable, Equatable {
         self.token = token
         self.environment = environment
         self.locale = locale
-        self.apps = Dictionary(apps.map { ($0.bundleID, $0) }, uniquingKeysWith: { _, last in last })
+        self.apps = InstalledApps(apps)
         self.isAutoRegistered = isAutoRegistered
     }
 }
