@@ -14,7 +14,7 @@ extension MemoryStore: NotificationRepository {
     ) {
         guard !records.isEmpty || !events.isEmpty else { return completion(.success(())) }
         let capacity = capacity
-        let outcome: Result<(drain: Bool, dropped: [NotificationRecord]), any Error> = Result {
+        let outcome: Result<(drain: Bool, dropped: NotificationJournal.Dropped), any Error> = Result {
             try withOpenState { state in
                 for record in records {
                     state.notifications.upsert(record)
@@ -26,11 +26,9 @@ extension MemoryStore: NotificationRepository {
         }
         switch outcome {
         case .success(let result):
-            // The dropped records are freed here, after the lock. One shown without an extension has no files
+            // The dropped records are freed here, after the lock. Only those that may have files are announced
             // (announcing every drop cost 15 % of the CPU of a load test: a look at the disk per push).
-            announceDropped(result.dropped.compactMap { record in
-                record.outcome == .direct ? nil : NotificationKey(apnsID: record.apnsID, deviceToken: record.deviceToken)
-            })
+            announceDropped(result.dropped.withFiles)
             scheduleDrain(result.drain)
         case .failure(let error):
             completion(.failure(error))

@@ -59,8 +59,8 @@ extension MemoryStore {
         // A snapshot larger than the journal keeps its newest records, like any save; the others count as
         // removed (their attachment files go too).
         let dropped = state.notifications.drop(toKeep: capacity.notifications)
-        outcome.removedNotifications += dropped.map { NotificationKey(apnsID: $0.apnsID, deviceToken: $0.deviceToken) }
-        outcome.counts.notificationsInserted = reset.notificationsToInsert.count - dropped.count
+        outcome.removedNotifications += dropped.records.map { NotificationKey(apnsID: $0.apnsID, deviceToken: $0.deviceToken) }
+        outcome.counts.notificationsInserted = reset.notificationsToInsert.count - dropped.records.count
         if let announcement = reset.announcement {
             outcome.event = state.events.append([announcement(outcome.counts)], capacity: capacity.events).first
         }

@@ -99,8 +99,10 @@ public final class MemoryStore: Sendable {
         eventObserver.set(observer)
     }
 
-    /// Calls `observer` with the notifications the bound dropped (their attachment files are the observer's
-    /// to remove), on the thread of the save that dropped them; it must be quick. Nil removes it.
+    /// Calls `observer` with the notifications the bound dropped that may have attachment files (theirs to
+    /// remove; not those shown without an extension and attachments, ``NotificationJournal/mayHaveFiles(_:)``,
+    /// unless they replaced a push that may have), on the thread of the save that dropped them; it must be
+    /// quick. Nil removes it.
     public func observeDrops(_ observer: (@Sendable ([NotificationKey]) -> Void)?) {
         dropObserver.set(observer)
     }

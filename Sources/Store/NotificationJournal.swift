@@ -9,6 +9,9 @@ struct NotificationJournal: Sendable {
         let seq: Int64
         /// Nil once deleted, dropped or replaced by a newer push with the same apns-id (a hole).
         var record: NotificationRecord?
+        /// Whether a push this one replaced (same apns-id and device, so the same attachment folder) may have
+        /// left files there.
+        var inheritsFiles = false
     }
 
     /// In seq order; holes are compacted away once they outnumber the records.
@@ -37,6 +40,7 @@ struct NotificationJournal: Sendable {
     /// seq: the `after=` cursor sees it), as ``StoreWriter/removeReplacedSQL`` does.
     mutating func upsert(_ record: NotificationRecord) {
         let key = NotificationKey(apnsID: record.apnsID, deviceToken: record.deviceToken)
+        var inheritsFiles = false
         if let place = placeByKey[key], slots[place - base].record != nil {
             // Compared where it is: a copy of the old record would retain (and then release) each of its strings.
             let index = place - base
@@ -48,33 +52,49 @@ struct NotificationJournal: Sendable {
                 slots[index].record = record
                 return
             }
+            inheritsFiles = slots[index].inheritsFiles || slots[index].record.map(Self.mayHaveFiles) == true
             if let old = slots[index].record.take() { forget(old) }
         }
         lastSeq += 1
         placeByKey[key] = base + slots.count
-        slots.append(Slot(seq: lastSeq, record: record))
+        slots.append(Slot(seq: lastSeq, record: record, inheritsFiles: inheritsFiles))
         statusCounts[record.status, default: 0] += 1
         if record.receivedAt < newestReceivedAt { isInReceiptOrder = false }
         newestReceivedAt = max(newestReceivedAt, record.receivedAt)
         compactIfSparse()
     }
 
-    /// Drops the oldest records until at most `capacity` remain; returns them (to be freed by the caller, after
-    /// its lock).
-    mutating func drop(toKeep capacity: Int) -> [NotificationRecord] {
-        guard count > capacity else { return [] }
-        var removed: [NotificationRecord] = []
+    /// What ``drop(toKeep:)`` took out.
+    struct Dropped {
+        /// To be freed by the caller, after its lock.
+        var records: [NotificationRecord] = []
+        /// The keys whose attachment folder may hold files (``mayHaveFiles(_:)``, or a replaced push's).
+        var withFiles: [NotificationKey] = []
+    }
+
+    /// Drops the oldest records until at most `capacity` remain.
+    mutating func drop(toKeep capacity: Int) -> Dropped {
+        guard count > capacity else { return Dropped() }
+        var removed = Dropped()
         while count > capacity, head < slots.count {
             // Moved out, not copied.
             if let record = slots[head].record.take() {
-                forget(record)
-                removed.append(record)
+                let key = forget(record)
+                if slots[head].inheritsFiles || Self.mayHaveFiles(record) { removed.withFiles.append(key) }
+                removed.records.append(record)
             }
             head += 1
         }
-        dropped += removed.count
+        dropped += removed.records.count
         compactIfSparse()
         return removed
+    }
+
+    /// False for a push shown without an extension and without attachments (nearly every push of a load test):
+    /// nothing wrote files for it, so its drop need not look at the disk. True for everything else, also a push
+    /// still on its way.
+    static func mayHaveFiles(_ record: NotificationRecord) -> Bool {
+        record.outcome != .direct || record.displayed?.attachments.isEmpty == false
     }
 
     /// Removes every record `isRemoved` selects; returns their keys.

@@ -143,6 +143,10 @@ enum Schema {
                 WHERE status = 'pending' AND attempts > 0
                 """,
             ]),
+        // Device rows are written in `DeviceRecordCodec`'s binary format from this version on (the JSON rows of
+        // before are still read): nothing to change in the file, but a build from before refuses it as newer
+        // (`unsupportedSchema`) instead of failing on the first binary row it reads.
+        Migration(version: 7, statements: []),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -111,6 +111,28 @@ import Testing
         }
     }
 
+    /// A push shown directly that replaced one whose extension ran (same apns-id and device: the same attachment
+    /// folder) is announced when dropped; one shown directly with attachments (a snapshot's) is too.
+    @Test func aDropInheritsTheFilesOfTheReplacedPush() async throws {
+        let store = try openStore(notifications: 1)
+        let dropped = Mutex<[String]>([])
+        store.observeDrops { keys in dropped.withLock { $0 += keys.map(\.apnsID) } }
+        func shown(_ id: String, at time: Int64, _ outcome: DisplayOutcome, attachments: Int = 0) -> NotificationRecord {
+            var record = sampleRecord(apnsID: id, receivedAt: time, status: .displayed)
+            record.outcome = outcome
+            record.displayed = DisplayedContent(
+                title: "t", attachments: (0..<attachments).map { Attachment(identifier: "a\($0)", type: "image/png", size: 1, path: "p") })
+            return record
+        }
+        try await save([shown("same", at: 1, .processed)], to: store)
+        try await save([shown("same", at: 2, .direct)], to: store)
+        try await save([shown("plain", at: 3, .direct)], to: store)
+        try await save([shown("attached", at: 4, .direct, attachments: 1)], to: store)
+        try await save([shown("last", at: 5, .direct)], to: store)
+        #expect(dropped.withLock { $0 } == ["same", "attached"])
+        #expect(store.droppedNotifications == 3)
+    }
+
     /// 20,000 pushes through a journal of 100: the dropped slots in front are cut off as they pile up, and every kept
     /// record is still found by its key (and a replaced state in its place) after each cut.
     @Test func dropsKeepTheSlotsBoundedAndTheKeptRecordsFound() async throws {

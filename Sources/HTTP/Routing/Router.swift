@@ -13,7 +13,7 @@ public struct PathParameters: Sendable {
     }
 
     private var path: Substring = ""
-    /// The first capture kept inline (no route has more than two): no array for the common case.
+    /// The first capture kept inline: no array for the common case of one (the provider endpoint's, most API routes).
     private var first: Capture?
     private var others: [Capture] = []
 

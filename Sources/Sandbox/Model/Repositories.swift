@@ -207,7 +207,8 @@ public protocol DeviceRepository: Sendable {
     func device(token: String) throws -> DeviceRecord?
     func devices(limit: Int, offset: Int) throws -> [DeviceRecord]
     /// Every device in the order of ``devices(limit:offset:)``, read in one pass (at start, a snapshot): paging
-    /// with an offset would read the devices before each page again.
+    /// with an offset would read the devices before each page again. `body` must not call the store (the SQLite
+    /// store holds its reader connection for the whole pass: other reads wait, and one from `body` would never run).
     func forEachDevice(_ body: (DeviceRecord) throws -> Void) throws
     /// At least the number of devices, found without reading them all (to size tables before
     /// ``forEachDevice(_:)``): SQLite's largest rowid, which deletes leave behind.

@@ -36,7 +36,9 @@ final class DeviceService: Sendable {
 
     /// Loads stored devices into the registry (at start), in one pass over the store.
     func loadRegistry() throws {
-        registry.reserveDeviceCapacity(try devices.deviceCountBound())
+        // A bound far above the count (most devices deleted, the newest kept) would reserve room for nothing:
+        // at most 2M slots (about 170 MB), the table grows past that as it would anyway.
+        registry.reserveDeviceCapacity(min(try devices.deviceCountBound(), 1 << 21))
         try devices.forEachDevice { record in
             if let device = Self.device(from: record) { registry.upsert(device) }
         }
