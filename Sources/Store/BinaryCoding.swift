@@ -34,6 +34,11 @@ struct BinaryWriter {
         write(signed: Int64(value))
     }
 
+    /// One byte, 0 or 1.
+    mutating func write(_ value: Bool) {
+        bytes.append(value ? 1 : 0)
+    }
+
     mutating func write(_ value: Double) {
         var bits = value.bitPattern
         for _ in 0..<8 {
@@ -154,13 +159,18 @@ struct BinaryReader {
         return string
     }
 
-    /// Reads a presence byte: true when a value follows.
-    mutating func readPresence() throws -> Bool {
+    /// Reads a byte that must be 0 (false) or 1 (true): a Bool, or a presence byte.
+    mutating func readBool() throws -> Bool {
         switch try readByte() {
         case 0: return false
         case 1: return true
-        case let other: throw StoreError.corruptRecord("presence byte \(other) at byte \(offset - 1)")
+        case let other: throw StoreError.corruptRecord("byte \(other) at byte \(offset - 1) is neither 0 nor 1")
         }
+    }
+
+    /// Reads a presence byte: true when a value follows.
+    mutating func readPresence() throws -> Bool {
+        try readBool()
     }
 
     mutating func readOptionalString() throws -> String? {

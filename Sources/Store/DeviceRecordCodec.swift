@@ -1,6 +1,5 @@
 // APNs Sandbox — DeviceRecord ⇄ bytes: the binary format stored in `devices.record` (JSON before it).
 import APNsProtocol
-import Foundation
 import Sandbox
 
 /// Encodes and decodes ``Sandbox/DeviceRecord`` in ``BinaryWriter``'s format.
@@ -22,7 +21,7 @@ enum DeviceRecordCodec {
         writer.write(record.token)
         writer.write(record.environment.rawValue)
         writer.write(record.locale)
-        writer.write(byte: record.isOnline ? 1 : 0)
+        writer.write(record.isOnline)
         writer.write(unsigned: UInt64(record.apps.count))
         for app in record.apps {
             writer.write(app.bundleID)
@@ -36,7 +35,7 @@ enum DeviceRecordCodec {
             writer.write(value)
         }
         writer.write(signed: record.createdAt)
-        writer.write(byte: record.isAutoRegistered ? 1 : 0)
+        writer.write(record.isAutoRegistered)
         writer.write(record.configuredAs)
         return writer.bytes
     }
@@ -45,7 +44,7 @@ enum DeviceRecordCodec {
     ///   JSON that is no device.
     static func decode(_ bytes: UnsafeRawBufferPointer) throws -> DeviceRecord {
         guard let first = bytes.first else { throw StoreError.corruptRecord("empty device record") }
-        if first == jsonOpeningBrace { return try decodeJSON(bytes) }
+        if first == jsonOpeningBrace { return try SQLiteStore.decodeJSON(DeviceRecord.self, Array(bytes)) }
         var reader = BinaryReader(bytes)
         let version = try reader.readByte()
         guard version == currentVersion else { throw StoreError.corruptRecord("unknown device record version \(version)") }
@@ -55,7 +54,7 @@ enum DeviceRecordCodec {
             throw StoreError.corruptRecord("unknown environment \"\(environmentName)\"")
         }
         let locale = try reader.readString()
-        let isOnline = try readBool(&reader)
+        let isOnline = try reader.readBool()
         let appCount = try reader.readCount(minimumElementSize: 4)
         var apps: [InstalledAppRecord] = []
         apps.reserveCapacity(appCount)
@@ -75,7 +74,7 @@ enum DeviceRecordCodec {
             keys[name] = try reader.readString()
         }
         let createdAt = try reader.readSigned()
-        let isAutoRegistered = try readBool(&reader)
+        let isAutoRegistered = try reader.readBool()
         let configuredAs = try reader.readOptionalString()
         guard reader.isAtEnd else { throw StoreError.corruptRecord("\(reader.remaining) bytes after the device record") }
         return DeviceRecord(
@@ -85,21 +84,5 @@ enum DeviceRecordCodec {
 
     static func decode(_ bytes: [UInt8]) throws -> DeviceRecord {
         try bytes.withUnsafeBytes { try decode($0) }
-    }
-
-    private static func readBool(_ reader: inout BinaryReader) throws -> Bool {
-        switch try reader.readByte() {
-        case 0: return false
-        case 1: return true
-        case let other: throw StoreError.corruptRecord("boolean byte \(other) at byte \(reader.offset - 1)")
-        }
-    }
-
-    private static func decodeJSON(_ bytes: UnsafeRawBufferPointer) throws -> DeviceRecord {
-        do {
-            return try JSONDecoder().decode(DeviceRecord.self, from: Data(bytes))
-        } catch {
-            throw StoreError.corruptRecord("cannot decode DeviceRecord: \(error)")
-        }
     }
 }
