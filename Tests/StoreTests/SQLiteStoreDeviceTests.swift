@@ -41,6 +41,19 @@ import Testing
         #expect(try store.devices(limit: 10, offset: 0) == [second])
     }
 
+    /// The bound the start sizes the registry with is never below the number of devices, deletes included.
+    @Test func deviceCountBoundCoversEveryDevice() throws {
+        #expect(try store.deviceCountBound() == 0)
+        for index in 0..<5 { try store.saveDevice(DeviceRecord(token: "t\(index)", environment: .development)) }
+        #expect(try store.deviceCountBound() >= 5)
+        #expect(try store.deleteDevice(token: "t4"))
+        #expect(try store.deleteDevice(token: "t0"))
+        var listed = 0
+        try store.forEachDevice { _ in listed += 1 }
+        #expect(listed == 3)
+        #expect(try store.deviceCountBound() >= listed)
+    }
+
     /// A registered device is readable at once, committed with (or before) the next save, never replaces a
     /// stored device, and is durable: a second store on the file finds it once that save completed.
     @Test func registeredDeviceCommitsNoLaterThanTheNextSave() throws {
