@@ -325,14 +325,17 @@ struct ProviderServer: Sendable {
 /// - another team `Fixture.otherTeamID` with its own key and app `Fixture.otherTeamTopic`;
 /// - APNs' default of one stream before authentication.
 ///
-/// `configure` runs last.
+/// `configure` runs last. `queue` is `.bulk` for the reason matrix's hundreds of cases: they wait
+/// behind every other test for a server slot, so a suite of a few cases is not queued behind them
+/// past its time limit (a slot's wait counts towards the time limit of the test that waits).
 func withProviderServer<T>(
+    queue: ProviderServerSlots.Queue = .normal,
     configure: (inout SandboxConfiguration) -> Void = { _ in },
     _ body: (ProviderServer) async throws -> T
 ) async throws -> T {
-    // The matrix has ~200 cases; all servers at once exhaust file descriptors (and Foundation's
+    // The matrix has ~250 cases; all servers at once exhaust file descriptors (and Foundation's
     // `Process.run` crashes when the test process has over ~1000 open descriptors).
-    await ProviderServerSlots.shared.acquire()
+    await ProviderServerSlots.shared.acquire(queue)
     do {
         let result = try await withProviderServerUnlimited(configure: configure, body)
         await ProviderServerSlots.shared.release()
@@ -343,29 +346,40 @@ func withProviderServer<T>(
     }
 }
 
-/// Bounds how many `withProviderServer` servers run at once.
+/// Bounds how many `withProviderServer` servers run at once. A freed slot goes to the longest
+/// waiter of the `.normal` queue, and to the `.bulk` queue only when no normal test waits.
 actor ProviderServerSlots {
+    enum Queue: Sendable { case normal, bulk }
+
     static let shared = ProviderServerSlots(limit: 6)
     private var available: Int
-    private var waiters: [CheckedContinuation<Void, Never>] = []
+    private var normal: [CheckedContinuation<Void, Never>] = []
+    private var bulk: [CheckedContinuation<Void, Never>] = []
 
     init(limit: Int) {
         available = limit
     }
 
-    func acquire() async {
+    func acquire(_ queue: Queue) async {
         if available > 0 {
             available -= 1
             return
         }
-        await withCheckedContinuation { waiters.append($0) }
+        await withCheckedContinuation { waiter in
+            switch queue {
+            case .normal: normal.append(waiter)
+            case .bulk: bulk.append(waiter)
+            }
+        }
     }
 
     func release() {
-        if waiters.isEmpty {
-            available += 1
+        if !normal.isEmpty {
+            normal.removeFirst().resume()
+        } else if !bulk.isEmpty {
+            bulk.removeFirst().resume()
         } else {
-            waiters.removeFirst().resume()
+            available += 1
         }
     }
 }
