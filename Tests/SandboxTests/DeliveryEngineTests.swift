@@ -107,6 +107,13 @@ import Testing
         #expect(harness.status(second) == .displayed)
         let displayed = harness.changes.withLock { $0.filter { $0.status == .displayed }.map(\.apnsID) }
         #expect(displayed == [first, second])
+        // The second could have been shown in its accepting step (its content was built for that) but was
+        // routed after the commit: it is shown all the same, with the same content.
+        for id in [first, second] {
+            #expect(harness.record(id)?.displayed?.body == "Hi")
+            #expect(harness.record(id)?.outcome == .direct)
+            #expect(harness.steps(id) == ["accepted", "delivering", "displayed"])
+        }
         // Once nothing waits, pushes go straight through again.
         let (third, _) = harness.push()
         #expect(harness.notifications.committedBatches.last?.map(\.status) == [.accepted, .delivering, .displayed])

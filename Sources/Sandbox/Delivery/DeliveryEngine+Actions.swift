@@ -30,14 +30,29 @@ extension DeliveryEngine {
         }
     }
 
+    /// Whether a new push, delivered at once, is likely shown in the accepting step: an alert for a device
+    /// that is online (or unknown), not held back by a fault or the low-priority batch. Its content is then
+    /// built before the step (``DeviceQueue/accept(_:traits:sequence:completion:deliverAtOnce:directContent:device:at:)``);
+    /// the machine still decides, and a content it does not use is dropped.
+    func mayShowAtOnce(_ record: NotificationRecord, traits: PushTraits, device: DeviceRecord?) -> Bool {
+        traits.kind == .alert && (device?.isOnline ?? true) && record.deliveryFault == nil
+            && !(traits.isLowPriority && configuration.lowPriorityDelayMilliseconds > 0)
+    }
+
+    /// What the device shows for `record` without a service extension, in its locale and with its app's strings.
+    func originalContent(
+        of record: NotificationRecord, traits: PushTraits, device: DeviceRecord?, app: AppRecord?
+    ) -> DisplayedContent {
+        DisplayedContentBuilder.content(
+            for: record, payload: traits.payload, locale: device?.locale ?? "en_US", strings: app?.strings ?? [:])
+    }
+
     /// Shows an alert push: through the extension when it qualifies (once `extension-running` has
     /// committed, ``runExtension(_:on:)``), else directly (`direct`); an interrupted one with its original.
     private func present(_ presentation: DeviceQueue.Presentation, on slot: DeviceSlot) {
         let record = presentation.record
         let app = try? devices.app(bundleID: record.bundleID)
-        let original = DisplayedContentBuilder.content(
-            for: record, payload: presentation.traits.payload, locale: presentation.device?.locale ?? "en_US",
-            strings: app?.strings ?? [:])
+        let original = originalContent(of: record, traits: presentation.traits, device: presentation.device, app: app)
         let sequence = presentation.sequence
         if presentation.wasInterrupted {
             perform(step(slot) { queue, now in

@@ -40,11 +40,12 @@ extension DeliveryEngine {
     /// slot finds it retired and takes the new one (``liveStep(token:_:)``).
     func retireIfIdle(_ slot: DeviceSlot, device: DeviceRecord?) {
         guard device?.isOnline ?? true else { return }
-        let now = clock.nowMilliseconds
-        // A busy device (most saves) costs one look under its own lock, not the shard's.
-        guard slot.state.withLock({ $0.queue.isIdle(at: now) && $0.timer == nil }) else { return }
         let shard = shard(for: slot.token)
         let kept = configuration.idleSlotsKeptPerShard
+        // A shard that keeps all its slots costs no lock; a busy device (most saves) one look under its own.
+        guard shard.count.load(ordering: .relaxed) > kept else { return }
+        let now = clock.nowMilliseconds
+        guard slot.state.withLock({ $0.queue.isIdle(at: now) && $0.timer == nil }) else { return }
         shard.slots.withLock { slots in
             guard slots.count > kept, slots[slot.token] === slot else { return }
             let retired = slot.deviceWrites.withLockIfAvailable { _ in
@@ -58,6 +59,7 @@ extension DeliveryEngine {
             } ?? false
             if retired {
                 slots[slot.token] = nil
+                shard.count.store(slots.count, ordering: .relaxed)
                 shard.retirements.add(1, ordering: .releasing)
             }
         }

@@ -99,9 +99,12 @@ public final class DeliveryEngine: Sendable {
         let number = nextSequence()
         let device = try? devices.device(token: record.deviceToken)
         let deliverAtOnce = !runsExtension(record, traits: traits)
+        let directContent = deliverAtOnce && mayShowAtOnce(record, traits: traits, device: device)
+            ? originalContent(of: record, traits: traits, device: device, app: try? devices.app(bundleID: record.bundleID))
+            : nil
         liveStep(token: record.deviceToken) { queue, now in
             queue.accept(record, traits: traits, sequence: number, completion: completion,
-                         deliverAtOnce: deliverAtOnce, device: device, at: now)
+                         deliverAtOnce: deliverAtOnce, directContent: directContent, device: device, at: now)
         }
     }
 
@@ -220,6 +223,7 @@ public final class DeliveryEngine: Sendable {
                 if let existing = slots[token] { return existing }
                 guard shard.retirements.load(ordering: .acquiring) == retirements else { return nil }
                 slots[token] = created
+                shard.count.store(slots.count, ordering: .relaxed)
                 return created
             }
             if let slot { return slot }
@@ -295,17 +299,21 @@ public final class DeliveryEngine: Sendable {
     func saveCompleted(_ slot: DeviceSlot, result: Result<Void, any Error>) {
         let device = try? devices.device(token: slot.token)
         var drains = false
+        var emitted = false
         let actions = step(slot) { queue, now in
             let (report, actions) = queue.saveCompleted(result, device: device, at: now)
             // Queued before the device is free for its next batch, so no later batch (handed out
             // below or by another thread right after) can report before this one.
             drains = slot.emissions.withLock { $0.enqueue(report) }
-            return actions
+            guard actions.isEmpty else { return actions }
+            // Nothing to present first: the next batch goes out in the same step.
+            emitted = true
+            return queue.saveEmitted()
         }
         // Routed acceptances are presented first, so that their `displayed` joins the next batch ahead
         // of anything accepted later (display order is acceptance order).
         perform(actions, on: slot)
-        perform(step(slot) { queue, _ in queue.saveEmitted() }, on: slot)
+        if !emitted { perform(step(slot) { queue, _ in queue.saveEmitted() }, on: slot) }
         if drains {
             slot.drainEmissions { report in
                 for (completion, outcome) in report.completions { completion(outcome) }

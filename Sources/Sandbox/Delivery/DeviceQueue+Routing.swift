@@ -74,9 +74,12 @@ extension DeviceQueue {
             && !isUninstalled(bundleID, device: device, at: now)
     }
 
-    /// `delivering`; background and system pushes go on to `delivered-silent`, alert pushes are presented.
+    /// `delivering`; background and system pushes go on to `delivered-silent`, alert pushes are presented:
+    /// shown at once with `directContent` when the shell gave it (`displayed`, `direct`), else handed to the
+    /// shell (``Action/present(_:)``).
     mutating func deliver(
-        _ sequence: UInt64, device: DeviceRecord?, at now: DeliveryInstant, direct: Bool = false
+        _ sequence: UInt64, device: DeviceRecord?, at now: DeliveryInstant, direct: Bool = false,
+        directContent: DisplayedContent? = nil
     ) -> [Action] {
         guard var entry = entries[sequence] else { return [] }
         entry.place = .presenting
@@ -86,6 +89,9 @@ extension DeviceQueue {
         guard entry.traits.kind == .alert else {
             finish(sequence, .deliveredSilent, detail: DeliveryRules.silentDetail(entry.traits.kind), at: now)
             return []
+        }
+        if direct, let directContent {
+            return presented(sequence, outcome: .direct, content: directContent, at: now)
         }
         guard let record = entries[sequence]?.record else { return [] }
         return [.present(Presentation(

@@ -171,10 +171,13 @@ struct DeviceQueue {
     /// expired, app installed) is delivered now instead: `delivering` (and `displayed` once the shell
     /// reports the content, or `delivered-silent`) join the acceptance in the same commit, so the push
     /// costs one commit, not three. Nothing of it is visible before that commit, and if the commit
-    /// fails the push is dropped with all its saves, as if it had never been delivered.
+    /// fails the push is dropped with all its saves, as if it had never been delivered. An alert push
+    /// delivered so is shown with `directContent` when given (the shell built it before the step, which
+    /// saves a second step of the machine), else presented through ``Action/present(_:)``.
     mutating func accept(
         _ record: NotificationRecord, traits: PushTraits, sequence: UInt64, completion: @escaping Completion,
-        deliverAtOnce: Bool = false, device: DeviceRecord? = nil, at now: DeliveryInstant
+        deliverAtOnce: Bool = false, directContent: DisplayedContent? = nil, device: DeviceRecord? = nil,
+        at now: DeliveryInstant
     ) -> [Action] {
         var record = record
         record.status = .accepted
@@ -190,7 +193,7 @@ struct DeviceQueue {
             acceptancesAwaitingCommit += 1
             return takeSave()
         }
-        let actions = deliver(sequence, device: device, at: now, direct: true)
+        let actions = deliver(sequence, device: device, at: now, direct: true, directContent: directContent)
         // An alert's `displayed` comes with ``presented(_:outcome:content:notes:detail:at:)``, which
         // hands out the save; a silent push is already final.
         return actions.isEmpty ? takeSave() : actions

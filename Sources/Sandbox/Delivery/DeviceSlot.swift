@@ -8,6 +8,9 @@ final class SlotShard: Sendable {
     /// Bumped (under `slots`' lock) each time a slot of the shard is retired: a slot made from a device record
     /// read before a retirement may be stale and is made again (``DeliveryEngine/slot(for:)``).
     let retirements = Atomic<UInt64>(0)
+    /// `slots.count`, written under `slots`' lock: read without it to skip a retirement while the shard
+    /// keeps every idle slot (``DeliveryEngine/retireIfIdle(_:device:)``).
+    let count = Atomic<Int>(0)
 }
 
 /// One device's machine, its timer and its device-record write lock.
