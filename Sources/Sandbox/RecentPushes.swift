@@ -1,7 +1,7 @@
 // APNs Sandbox — the in-memory push record sink: the newest records, bounded.
 import Synchronization
 
-/// Keeps the newest `capacity` push records in memory and counts all of them.
+/// Keeps the newest `capacity` pushes in memory (a ``PushLogEntry`` each) and counts all of them.
 ///
 /// The stand-in for the durable store until the delivery layer lands; tests and the
 /// `/api/v1/pushes` endpoint read it. The lock is held only to swap a record into the ring: the
@@ -9,7 +9,7 @@ import Synchronization
 /// time barely wait for each other.
 public final class RecentPushes: PushRecordSink {
     private struct Ring {
-        var records: [PushRecord?]
+        var records: [PushLogEntry?]
         var next = 0
         var stored = 0
         var accepted = 0
@@ -25,7 +25,7 @@ public final class RecentPushes: PushRecordSink {
     }
 
     public func record(_ push: PushRecord) {
-        var incoming: PushRecord? = push
+        var incoming: PushLogEntry? = PushLogEntry(push)
         let accepted = push.isAccepted
         ring.withLock { ring in
             if accepted { ring.accepted += 1 } else { ring.rejected += 1 }
@@ -39,11 +39,11 @@ public final class RecentPushes: PushRecordSink {
 
     /// Forgets the records `selected` picks (the order of the others is kept). With `resettingCounts`, the
     /// counts start again from zero (a reset of the whole sandbox); otherwise they keep counting every push.
-    public func removeAll(where selected: (PushRecord) -> Bool, resettingCounts: Bool = false) {
-        var dropped: [PushRecord] = []
+    public func removeAll(where selected: (PushLogEntry) -> Bool, resettingCounts: Bool = false) {
+        var dropped: [PushLogEntry] = []
         ring.withLock { ring in
             let count = ring.records.count
-            var kept: [PushRecord] = []
+            var kept: [PushLogEntry] = []
             var index = (ring.next - ring.stored + count) % count
             for _ in 0..<ring.stored {
                 if let record = ring.records[index] {
@@ -70,9 +70,9 @@ public final class RecentPushes: PushRecordSink {
     }
 
     /// The newest records first, at most `limit`.
-    public func newest(_ limit: Int) -> [PushRecord] {
+    public func newest(_ limit: Int) -> [PushLogEntry] {
         ring.withLock { ring in
-            var result: [PushRecord] = []
+            var result: [PushLogEntry] = []
             let count = ring.records.count
             var index = (ring.next - 1 + count) % count
             while result.count < min(limit, ring.stored) {
@@ -84,9 +84,9 @@ public final class RecentPushes: PushRecordSink {
     }
 
     /// The newest records that `selected` picks, newest first, at most `limit` (a scan of the ring).
-    public func newest(_ limit: Int, where selected: (PushRecord) -> Bool) -> [PushRecord] {
+    public func newest(_ limit: Int, where selected: (PushLogEntry) -> Bool) -> [PushLogEntry] {
         ring.withLock { ring in
-            var result: [PushRecord] = []
+            var result: [PushLogEntry] = []
             let count = ring.records.count
             var index = (ring.next - 1 + count) % count
             for _ in 0..<ring.stored where result.count < limit {
@@ -98,7 +98,7 @@ public final class RecentPushes: PushRecordSink {
     }
 
     /// The newest record with this apns-id, if it is still held.
-    public func find(apnsID: String) -> PushRecord? {
+    public func find(apnsID: String) -> PushLogEntry? {
         ring.withLock { ring in
             let count = ring.records.count
             var index = (ring.next - 1 + count) % count

@@ -38,4 +38,31 @@ import Testing
         log.record(record("id8"))
         #expect(log.newest(10).map(\.apnsID) == ["id8"])
     }
+
+    /// The log keeps what it lists of a push, not its headers (the provider token) or its body: the body's size,
+    /// the authentication, the rejection and whether it was accepted.
+    @Test func keepsWhatItListsOfAPush() throws {
+        let log = RecentPushes(capacity: 2)
+        log.record(PushRecord(
+            apnsID: "a", uniqueID: "u", deviceToken: "ab", topic: "com.example.app", bundleID: "com.example.app",
+            pushType: .alert, priority: 5, environment: .production,
+            headers: [("authorization", "bearer eyJ.secret.sig"), ("apns-topic", "com.example.app")],
+            payload: Array(#"{"aps":{"alert":"hi"}}"#.utf8), authentication: .token(keyID: "K", teamID: "T", issuedAt: 1),
+            connectionID: 7, receivedAt: 42))
+        log.record(record("b", rejected: true))
+        let newest = log.newest(2)
+        let entry = try #require(newest.last)
+        #expect(entry.apnsID == "a" && entry.uniqueID == "u" && entry.deviceToken == "ab")
+        #expect(entry.topic == "com.example.app" && entry.bundleID == "com.example.app" && entry.pushType == .alert)
+        #expect(entry.priority == 5 && entry.environment == .production && entry.connectionID == 7 && entry.receivedAt == 42)
+        #expect(entry.payloadBytes == 22)
+        #expect(entry.isAccepted && entry.rejection == nil)
+        guard case .token(let keyID, let teamID, _) = entry.authentication else { throw PushLogTestError.notToken }
+        #expect(keyID == "K" && teamID == "T")
+        #expect(newest.first?.isAccepted == false && newest.first?.rejection?.reason == .badTopic)
+        let text = String(describing: newest)
+        #expect(!text.contains("secret"), "no header of the push is kept: \(text)")
+    }
+
+    private enum PushLogTestError: Error { case notToken }
 }

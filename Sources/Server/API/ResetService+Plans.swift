@@ -25,7 +25,7 @@ extension ResetService {
         var store = StoreReset()
         var engine = DeliveryEngine.ResetSelection()
         /// Which in-memory push records go.
-        var pushes: @Sendable (PushRecord) -> Bool = { _ in false }
+        var pushes: @Sendable (PushLogEntry) -> Bool = { _ in false }
         var isEverything = false
         /// The device of a device scope.
         var deviceToken: String?

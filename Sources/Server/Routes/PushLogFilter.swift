@@ -69,11 +69,11 @@ struct PushLogFilter: Sendable {
     }
 
     /// The status the listing shows for `record` (0: dropped by a fault).
-    static func status(of record: PushRecord) -> Int {
+    static func status(of record: PushLogEntry) -> Int {
         record.rejection?.status ?? (record.fault?.dropsPush == true ? 0 : 200)
     }
 
-    func matches(_ record: PushRecord) -> Bool {
+    func matches(_ record: PushLogEntry) -> Bool {
         if let device, !record.deviceToken.lowercased().hasPrefix(device) { return false }
         if let topic, record.topic != topic { return false }
         if !pushTypes.isEmpty, !pushTypes.contains(record.pushType?.rawValue ?? "") { return false }
@@ -89,7 +89,7 @@ struct PushLogFilter: Sendable {
         return true
     }
 
-    private func matches(_ status: Status, _ record: PushRecord) -> Bool {
+    private func matches(_ status: Status, _ record: PushLogEntry) -> Bool {
         switch status {
         case .accepted: record.isAccepted
         case .rejected: !record.isAccepted

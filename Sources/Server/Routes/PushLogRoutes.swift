@@ -49,7 +49,7 @@ enum PushLogRoutes {
                 environment: record.environment.rawValue,
                 status: PushLogFilter.status(of: record),
                 reason: record.rejection?.reason.rawValue, authentication: describe(record.authentication),
-                connectionId: record.connectionID, receivedAt: record.receivedAt, payloadBytes: record.payload.count,
+                connectionId: record.connectionID, receivedAt: record.receivedAt, payloadBytes: record.payloadBytes,
                 fault: record.fault.map(AppliedFaultDTO.init))
         }
         return .json(encoding: Listing(accepted: counts.accepted, rejected: counts.rejected, pushes: entries))
