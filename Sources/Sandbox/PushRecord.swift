@@ -68,23 +68,24 @@ public struct PushRecord: Sendable {
 
 /// What the push log (``RecentPushes``, `GET /api/v1/pushes`) keeps of a push: what it lists and filters
 /// by. Not the headers or the body: ten thousand of them held the provider tokens of every push in memory,
-/// and freeing them when they left the log cost the event loops ~7 % of a push's CPU.
+/// and freeing them when they left the log cost the event loops time (the push log went from 2.3 to 1.0 % of
+/// a memory-mode push's CPU without them). Immutable, so ``isAccepted`` stays what the push was.
 public struct PushLogEntry: Sendable {
-    public var apnsID: String
-    public var uniqueID: String?
-    public var deviceToken: String
-    public var topic: String?
-    public var bundleID: String?
-    public var pushType: PushType?
-    public var priority: Int
-    public var environment: APNsEnvironment
-    public var payloadBytes: Int
-    public var authentication: PushAuthentication
-    public var connectionID: UInt64
+    public let apnsID: String
+    public let uniqueID: String?
+    public let deviceToken: String
+    public let topic: String?
+    public let bundleID: String?
+    public let pushType: PushType?
+    public let priority: Int
+    public let environment: APNsEnvironment
+    public let payloadBytes: Int
+    public let authentication: PushAuthentication
+    public let connectionID: UInt64
     /// Milliseconds since the epoch.
-    public var receivedAt: Int64
-    public var rejection: APNsError?
-    public var fault: AppliedFault?
+    public let receivedAt: Int64
+    public let rejection: APNsError?
+    public let fault: AppliedFault?
 
     public init(_ push: PushRecord) {
         apnsID = push.apnsID

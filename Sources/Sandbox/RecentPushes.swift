@@ -3,8 +3,8 @@ import Synchronization
 
 /// Keeps the newest `capacity` pushes in memory (a ``PushLogEntry`` each) and counts all of them.
 ///
-/// The stand-in for the durable store until the delivery layer lands; tests and the
-/// `/api/v1/pushes` endpoint read it. The lock is held only to swap a record into the ring: the
+/// The push log of `/api/v1/pushes` (accepted and rejected pushes alike; the delivery layer keeps the
+/// accepted ones' records). The lock is held only to swap a record into the ring: the
 /// record it replaces is released after the lock is dropped, so event loops recording at the same
 /// time barely wait for each other.
 public final class RecentPushes: PushRecordSink {

@@ -62,6 +62,13 @@ import Testing
         #expect(newest.first?.isAccepted == false && newest.first?.rejection?.reason == .badTopic)
         let text = String(describing: newest)
         #expect(!text.contains("secret"), "no header of the push is kept: \(text)")
+        // A push a fault rule dropped (no rejection) is not accepted either.
+        var dropped = record("c")
+        dropped.fault = AppliedFault(ruleID: "r1", name: nil, action: "closeConnection", detail: "", dropsPush: true)
+        log.record(dropped)
+        let entry3 = try #require(log.find(apnsID: "c"))
+        #expect(!entry3.isAccepted && entry3.rejection == nil && entry3.fault?.ruleID == "r1")
+        #expect(log.counts.accepted == 1 && log.counts.rejected == 2)
     }
 
     private enum PushLogTestError: Error { case notToken }

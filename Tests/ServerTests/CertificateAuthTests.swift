@@ -42,7 +42,7 @@ extension ProviderServer {
 }
 
 // A hang detector: the cases wait for one of the six provider-server slots (see `withProviderServer`)
-// while the full suite loads both cores; a green CI run had them all done only at 86–88 s.
+// while the full suite loads both cores; a green CI run (on a1a8112, with the bulk queue) had them done at 81–88 s.
 @Suite(.timeLimit(.minutes(2)))
 struct CertificateAuthTests {
     /// A push with a sandbox-CA client certificate and no authorization gets 200, logged as "certificate:<bundle>".

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 // A hang detector: the cases wait for one of the six provider-server slots (see `withProviderServer`)
-// while the full suite loads both cores; a green CI run had them all done only at 86–88 s.
+// while the full suite loads both cores; a green CI run (on a1a8112, with the bulk queue) had them done at 81–88 s.
 @Suite(.timeLimit(.minutes(2)))
 struct ProviderAuthTests {
     /// A push with an invalid token leaves SETTINGS_MAX_CONCURRENT_STREAMS at 1 on raw h2c; the next, valid push raises it.

@@ -299,8 +299,9 @@ extension ProviderServer {
     }
 }
 
-// Its ~250 cases each wait for a server slot behind every other provider test (`.bulk`): the
-// limit is a hang detector over that wait, which took 95 s in one CI run under the full suite.
+// The ~240 cases of `reasonIsAnsweredExactly` each wait for a server slot behind every other provider test
+// (`.bulk`): the limit is a hang detector over that wait (all provider-server work took 95 s in one CI run
+// of the full suite, on 72c9dd5).
 @Suite(.timeLimit(.minutes(5)))
 struct ProviderReasonMatrixTests {
     /// Each case gets exactly its status, `{"reason":…}` body, echoed apns-id and apns-unique-id on every transport.

@@ -31,12 +31,19 @@ extension DeliveryEngine {
     }
 
     /// Whether a new push, delivered at once, is likely shown in the accepting step: an alert for a device
-    /// that is online (or unknown), not held back by a fault or the low-priority batch. Its content is then
-    /// built before the step (``DeviceQueue/accept(_:traits:sequence:completion:deliverAtOnce:directContent:device:at:)``);
-    /// the machine still decides, and a content it does not use is dropped.
+    /// that is online (or unknown) and has the app, not expired, not held back by a fault or the low-priority
+    /// batch. Its content is then built before the step
+    /// (``DeviceQueue/accept(_:traits:sequence:completion:deliverAtOnce:directContent:device:at:)``); the
+    /// machine still decides (it also waits while an earlier acceptance commits), and a content it does not
+    /// use is dropped.
     func mayShowAtOnce(_ record: NotificationRecord, traits: PushTraits, device: DeviceRecord?) -> Bool {
-        traits.kind == .alert && (device?.isOnline ?? true) && record.deliveryFault == nil
-            && !(traits.isLowPriority && configuration.lowPriorityDelayMilliseconds > 0)
+        guard traits.kind == .alert, device?.isOnline ?? true, record.deliveryFault == nil,
+            !(traits.isLowPriority && configuration.lowPriorityDelayMilliseconds > 0)
+        else { return false }
+        let now = clock.nowMilliseconds
+        if traits.expiryReason(at: now) != nil { return false }
+        let uninstalledAt = device?.apps.first(where: { $0.bundleID == record.bundleID })?.uninstalledAt
+        return uninstalledAt.map { $0 > now } ?? true
     }
 
     /// What the device shows for `record` without a service extension, in its locale and with its app's strings.

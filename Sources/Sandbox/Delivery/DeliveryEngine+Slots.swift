@@ -43,6 +43,8 @@ extension DeliveryEngine {
         let shard = shard(for: slot.token)
         let kept = configuration.idleSlotsKeptPerShard
         // A shard that keeps all its slots costs no lock; a busy device (most saves) one look under its own.
+        // A stale count (slots made meanwhile) only skips this retirement: the slot goes after a later event,
+        // as one that went idle while its shard was under the bound always did.
         guard shard.count.load(ordering: .relaxed) > kept else { return }
         let now = clock.nowMilliseconds
         guard slot.state.withLock({ $0.queue.isIdle(at: now) && $0.timer == nil }) else { return }

@@ -90,7 +90,7 @@ public final class DeliveryEngine: Sendable {
     /// (the push is then dropped). Delivery then proceeds on its own.
     ///
     /// A push that goes straight to an online device and runs no service extension is delivered before
-    /// that commit and committed with it (see ``DeviceQueue/accept(_:traits:sequence:completion:deliverAtOnce:device:at:)``):
+    /// that commit and committed with it (see ``DeviceQueue/accept(_:traits:sequence:completion:deliverAtOnce:directContent:device:at:)``):
     /// observers still see `accepted` first, and nothing before the commit.
     public func accept(
         _ record: NotificationRecord, completion: @escaping @Sendable (Result<Void, any Error>) -> Void
