@@ -170,11 +170,11 @@ struct DeviceQueue {
     /// push that would go straight to the device (online, not batched, not a background push, not
     /// expired, app installed) is delivered now instead: `delivering` (and `displayed` — in this step with
     /// `directContent`, else once the shell reports the content — or `delivered-silent`) join the acceptance
-    /// in the same commit, so the push
-    /// costs one commit, not three. Nothing of it is visible before that commit, and if the commit
-    /// fails the push is dropped with all its saves, as if it had never been delivered. An alert push
-    /// delivered so is shown with `directContent` when given (the shell built it before the step, which
-    /// saves a second step of the machine), else presented through ``Action/present(_:)``.
+    /// in the same commit, so the push costs one commit, not three. Nothing of it is visible before that
+    /// commit, and if the commit fails the push is dropped with all its saves, as if it had never been
+    /// delivered. An alert push delivered so is shown with `directContent` when given (the shell built it
+    /// before the step, which saves a second step of the machine), else presented through
+    /// ``Action/present(_:)``.
     mutating func accept(
         _ record: NotificationRecord, traits: PushTraits, sequence: UInt64, completion: @escaping Completion,
         deliverAtOnce: Bool = false, directContent: DisplayedContent? = nil, device: DeviceRecord? = nil,
