@@ -128,14 +128,15 @@ struct EventsEndToEndTests {
     }
 
     /// Shutting the server down ends open streams instead of waiting for them (the drain stays short).
+    /// A grace of 30 s against a bound of 15: a shutdown took 5.7 s once in a loaded CI run of the suite.
     @Test func shutdownEndsStreams() async throws {
-        try await withServer(configure: { $0.limits.shutdownGraceSeconds = 10 }) { server in
+        try await withServer(configure: { $0.limits.shutdownGraceSeconds = 30 }) { server in
             let stream = try SSEClient("\(server.httpBase)/api/v1/events", ["--http2-prior-knowledge"])
             let stream1 = try SSEClient("\(server.httpBase)/api/v1/events", ["--http1.1"])
             try await stream.waitUntilConnected()
             try await stream1.waitUntilConnected()
             let seconds = await server.shutdown()
-            #expect(seconds < 5, "shutdown waited \(seconds) s for open event streams")
+            #expect(seconds < 15, "shutdown waited \(seconds) s for open event streams")
         }
     }
 }
