@@ -152,8 +152,10 @@ struct GracefulShutdownTests {
 
     /// In-process shutdown under h2c load: every stream up to GOAWAY's last-stream-id gets a 200, none above it, then
     /// close; the shutdown notice and the final GOAWAY both carry `{"reason":"Shutdown"}`.
+    /// (A grace of 20 s against a bound of 15: under the loaded suite a drain may take seconds; running out of
+    /// the grace is what must not happen, and its log line is checked too.)
     @Test func shutdownAnswersEveryStreamUpToGoawayLastStreamID() async throws {
-        try await withServer(configure: { $0.limits.shutdownGraceSeconds = 5 }) { server in
+        try await withServer(configure: { $0.limits.shutdownGraceSeconds = 20 }) { server in
             let probe = try ChildProcess("python3", arguments: [
                 TestPaths.goawayProbe, "--port", "\(server.httpPort)", "--path", "/3/device/\(deviceToken)",
                 "--header", "apns-topic: \(testTopic)", "--header", server.authorizationHeader,
@@ -171,7 +173,7 @@ struct GracefulShutdownTests {
             let seconds = await server.shutdown()
             let output = await offload { probe.finish(timeout: 70) }
 
-            #expect(seconds < 5, "drained in \(seconds) s, before the grace period")
+            #expect(seconds < 15, "drained in \(seconds) s, before the grace period")
             #expect(!server.logSink.capturedLines.contains { $0.contains("still open after the grace period") })
             #expect(output.status == 0, "\(output)")
             let connections = try #require(
