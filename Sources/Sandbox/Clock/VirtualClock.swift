@@ -70,9 +70,11 @@ public final class VirtualClock: SandboxClock {
             instant(realWall: WallClock.milliseconds(), realMonotonic: ClockQueue.monotonicNow)
         }
 
-        var reading: Reading {
-            let realWall = WallClock.milliseconds()
-            let now = instant(realWall: realWall, realMonotonic: ClockQueue.monotonicNow)
+        var reading: Reading { reading(realWall: WallClock.milliseconds(), realMonotonic: ClockQueue.monotonicNow) }
+
+        /// The reading at the given real instant (one read of the real clocks for a change and its reading).
+        func reading(realWall: Int64, realMonotonic: Int64) -> Reading {
+            let now = instant(realWall: realWall, realMonotonic: realMonotonic)
             let mode: Mode
             switch base {
             case .running: mode = .running
@@ -261,12 +263,15 @@ public final class VirtualClock: SandboxClock {
 
     private func resumeFromNow() -> Reading {
         storage.state.withLock { [timer] state in
+            // One read of the real clocks: the reading returned is the instant resumed at (a second read could
+            // be a millisecond later).
+            let realWall = WallClock.milliseconds()
+            let realMonotonic = ClockQueue.monotonicNow
             if case .frozen(let wall, let monotonic) = state.base {
-                state.base = .running(
-                    wallOffset: wall - WallClock.milliseconds(), monotonicOffset: monotonic - ClockQueue.monotonicNow)
+                state.base = .running(wallOffset: wall - realWall, monotonicOffset: monotonic - realMonotonic)
             }
             state.rearm(timer)
-            return state.reading
+            return state.reading(realWall: realWall, realMonotonic: realMonotonic)
         }
     }
 
