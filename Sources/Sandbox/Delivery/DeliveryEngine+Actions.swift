@@ -41,9 +41,8 @@ extension DeliveryEngine {
             !(traits.isLowPriority && configuration.lowPriorityDelayMilliseconds > 0)
         else { return false }
         let now = clock.nowMilliseconds
-        if traits.expiryReason(at: now) != nil { return false }
-        let uninstalledAt = device?.apps.first(where: { $0.bundleID == record.bundleID })?.uninstalledAt
-        return uninstalledAt.map { $0 > now } ?? true
+        return traits.expiryReason(at: now) == nil
+            && !DeviceQueue.isUninstalled(record.bundleID, device: device, atWall: now)
     }
 
     /// What the device shows for `record` without a service extension, in its locale and with its app's strings.

@@ -199,10 +199,16 @@ extension DeviceQueue {
         return times[times.count - limit] + DeliveryRules.hourMilliseconds
     }
 
-    func isUninstalled(_ bundleID: String, device: DeviceRecord?, at now: DeliveryInstant) -> Bool {
+    /// Whether the device record says the app was removed at or before `wall` (ms); an app it does not list
+    /// counts as installed. Also the shell's (``DeliveryEngine/mayShowAtOnce(_:traits:device:)``).
+    static func isUninstalled(_ bundleID: String, device: DeviceRecord?, atWall wall: Int64) -> Bool {
         guard let app = device?.apps.first(where: { $0.bundleID == bundleID }), let removed = app.uninstalledAt
         else { return false }
-        return removed <= now.wall
+        return removed <= wall
+    }
+
+    func isUninstalled(_ bundleID: String, device: DeviceRecord?, at now: DeliveryInstant) -> Bool {
+        Self.isUninstalled(bundleID, device: device, atWall: now.wall)
     }
 
     // MARK: - Transitions and saves
