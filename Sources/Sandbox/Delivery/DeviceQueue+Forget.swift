@@ -24,7 +24,7 @@ extension DeviceQueue {
         for sequence in doomed {
             // Its acceptance would have been counted off when it committed (or failed), which now finds no entry.
             if entries[sequence]?.place == .committing { acceptancesAwaitingCommit -= 1 }
-            entries[sequence] = nil
+            dropEntry(sequence)
         }
         storedByApp = storedByApp.filter { !doomed.contains($0.value) }
         heldByApp = heldByApp.filter { !doomed.contains($0.value) }
