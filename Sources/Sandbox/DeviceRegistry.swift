@@ -19,7 +19,7 @@ public final class DeviceRegistry: Sendable {
     /// Devices are split over shards by token so pushes on different event loops rarely wait
     /// for each other's lock.
     private final class Shard: Sendable {
-        let devices = Mutex<[DeviceToken: Device]>([:])
+        let devices = Mutex(DeviceTable())
     }
 
     private static let shardCount = 16
@@ -94,7 +94,7 @@ public final class DeviceRegistry: Sendable {
 
     /// Forgets a device.
     public func remove(token: DeviceToken) {
-        _ = shard(for: token).devices.withLock { $0.removeValue(forKey: token) }
+        shard(for: token).devices.withLock { $0[token] = nil }
     }
 
     /// Removes the devices `selected` picks and adds `devices`, shard by shard, each shard in one step under
@@ -104,7 +104,7 @@ public final class DeviceRegistry: Sendable {
         for device in devices { byShard[ObjectIdentifier(shard(for: device.token)), default: []].append(device) }
         for shard in shards {
             shard.devices.withLock { table in
-                table = table.filter { !selected($0.value) }
+                table.removeAll(where: selected)
                 for device in byShard[ObjectIdentifier(shard)] ?? [] { table[device.token] = device }
             }
         }
@@ -120,13 +120,7 @@ public final class DeviceRegistry: Sendable {
     /// - Returns: false when the device or app is unknown.
     @discardableResult
     public func uninstall(bundleID: String, from token: DeviceToken, at time: Int64) -> Bool {
-        shard(for: token).devices.withLock { devices in
-            guard var device = devices[token], var installed = device.apps[bundleID] else { return false }
-            installed.uninstalledAt = time
-            device.apps[bundleID] = installed
-            devices[token] = device
-            return true
-        }
+        shard(for: token).devices.withLock { $0.uninstall(bundleID: bundleID, from: token, at: time) }
     }
 
     /// Decides whether a push for `bundleID` in `environment` may go to `token`.
@@ -136,47 +130,37 @@ public final class DeviceRegistry: Sendable {
     ///   sent to production).
     /// - The app is not on the device: `DeviceTokenNotForTopic`.
     /// - The app was uninstalled: 410 `Unregistered` with the uninstall time.
+    /// - Returns: nil when the push may go (the device is known, or was registered now), else the error.
     public func resolve(
         token: DeviceToken, environment: APNsEnvironment, bundleID: String, now: Int64
-    ) -> Result<Device, APNsError> {
+    ) -> APNsError? {
         shard(for: token).devices.withLock { devices in
-            guard let device = devices[token] else {
-                guard unknownTokenPolicy == .autoRegister else { return .failure(APNsError(.badDeviceToken)) }
-                let newDevice = Device(
-                    token: token, environment: environment,
-                    apps: [InstalledApp(bundleID: bundleID, installedAt: now)], isAutoRegistered: true)
-                devices[token] = newDevice
-                // Only new tokens take the handler's lock (lock order: shard, then handler).
-                autoRegisterHandler.withLock { $0 }?.call(newDevice)
-                return .success(newDevice)
+            switch devices.admit(token, environment: environment, bundleID: bundleID, now: now) {
+            case .admitted: return nil
+            case .refused(let error): return error
+            case .unknownToken: break
             }
-            return Self.admit(device, environment: environment, bundleID: bundleID, now: now)
+            guard unknownTokenPolicy == .autoRegister else { return APNsError(.badDeviceToken) }
+            let newDevice = Device(
+                token: token, environment: environment,
+                apps: [InstalledApp(bundleID: bundleID, installedAt: now)], isAutoRegistered: true)
+            devices[token] = newDevice
+            // Only new tokens take the handler's lock (lock order: shard, then handler).
+            autoRegisterHandler.withLock { $0 }?.call(newDevice)
+            return nil
         }
     }
 
     /// ``resolve(token:environment:bundleID:now:)`` without its side effect: an unknown token is not
-    /// registered. `nil` on success: an unknown token that would be auto-registered.
-    public func check(
-        token: DeviceToken, environment: APNsEnvironment, bundleID: String, now: Int64
-    ) -> Result<Device?, APNsError> {
+    /// registered (nil for one that would be auto-registered).
+    public func check(token: DeviceToken, environment: APNsEnvironment, bundleID: String, now: Int64) -> APNsError? {
         shard(for: token).devices.withLock { devices in
-            guard let device = devices[token] else {
-                return unknownTokenPolicy == .autoRegister ? .success(nil) : .failure(APNsError(.badDeviceToken))
+            switch devices.admit(token, environment: environment, bundleID: bundleID, now: now) {
+            case .admitted: return nil
+            case .refused(let error): return error
+            case .unknownToken: return unknownTokenPolicy == .autoRegister ? nil : APNsError(.badDeviceToken)
             }
-            return Self.admit(device, environment: environment, bundleID: bundleID, now: now).map { Optional($0) }
         }
-    }
-
-    /// The rules for a known device (environment, app installed, not uninstalled).
-    private static func admit(
-        _ device: Device, environment: APNsEnvironment, bundleID: String, now: Int64
-    ) -> Result<Device, APNsError> {
-        guard device.environment == environment else { return .failure(APNsError(.badDeviceToken)) }
-        guard let installed = device.apps[bundleID] else { return .failure(APNsError(.deviceTokenNotForTopic)) }
-        if let uninstalledAt = installed.uninstalledAt, uninstalledAt <= now {
-            return .failure(APNsError(.unregistered, timestamp: uninstalledAt))
-        }
-        return .success(device)
     }
 }
 

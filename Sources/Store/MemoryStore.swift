@@ -229,7 +229,7 @@ public final class MemoryStore: Sendable {
 
 /// Devices and apps, behind their own lock.
 struct MemoryDirectory: Sendable {
-    var devices = OrderedRecords<DeviceRecord>()
+    var devices = MemoryDeviceTable()
     var apps: [String: AppRecord] = [:]
 }
 
@@ -247,71 +247,4 @@ struct MemoryState: Sendable {
 
     var pending: [Callback] = []
     var isDrainScheduled = false
-}
-
-/// Records by key in the order they were first added (a listing's order), with O(1) lookup.
-struct OrderedRecords<Record: Sendable>: Sendable {
-    private var slots: [(key: String, record: Record)?] = []
-    private var index: [String: Int] = [:]
-    private var holes = 0
-
-    var count: Int { index.count }
-
-    subscript(key: String) -> Record? {
-        index[key].flatMap { slots[$0]?.record }
-    }
-
-    /// Adds or replaces; a replaced record keeps its place.
-    mutating func set(_ record: Record, for key: String) {
-        if let place = index[key] {
-            slots[place] = (key, record)
-        } else {
-            index[key] = slots.count
-            slots.append((key, record))
-        }
-    }
-
-    @discardableResult
-    mutating func remove(_ key: String) -> Record? {
-        guard let place = index.removeValue(forKey: key) else { return nil }
-        let removed = slots[place]?.record
-        slots[place] = nil
-        holes += 1
-        if holes > 1024, holes > slots.count / 2 { compact() }
-        return removed
-    }
-
-    /// The records in order, skipping the first `offset`, at most `limit`.
-    func page(limit: Int, offset: Int) -> [Record] {
-        guard limit > 0 else { return [] }
-        var skipped = 0
-        var page: [Record] = []
-        for slot in slots {
-            guard let slot else { continue }
-            if skipped < offset {
-                skipped += 1
-                continue
-            }
-            page.append(slot.record)
-            if page.count == limit { break }
-        }
-        return page
-    }
-
-    var all: [Record] { slots.compactMap { $0?.record } }
-
-    mutating func removeAll() {
-        slots = []
-        index = [:]
-        holes = 0
-    }
-
-    private mutating func compact() {
-        slots = slots.filter { $0 != nil }
-        index = [:]
-        for (place, slot) in slots.enumerated() {
-            if let slot { index[slot.key] = place }
-        }
-        holes = 0
-    }
 }

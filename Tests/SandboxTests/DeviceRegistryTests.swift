@@ -28,14 +28,15 @@ import Testing
     /// Auto-register: an unknown token becomes a device of the request's environment with the app.
     @Test func autoRegistersUnknownTokens() throws {
         let registry = DeviceRegistry(unknownTokenPolicy: .autoRegister)
-        let device = try registry.resolve(token: token, environment: .development, bundleID: "com.a", now: 1000).get()
+        #expect(registry.resolve(token: token, environment: .development, bundleID: "com.a", now: 1000) == nil)
+        let device = try #require(registry.device(token: token))
         #expect(device.isAutoRegistered)
         #expect(device.environment == .development)
         #expect(device.apps["com.a"]?.installedAt == 1000)
         #expect(registry.deviceCount == 1)
         // Tokens are per app: the same token for another app is not that app's.
         #expect(registry.resolve(token: token, environment: .development, bundleID: "com.b", now: 1001)
-            == .failure(APNsError(.deviceTokenNotForTopic)))
+            == APNsError(.deviceTokenNotForTopic))
     }
 
     /// The handler runs for a new device before another push can see it; `forget` drops only that device
@@ -44,14 +45,16 @@ import Testing
         let registry = DeviceRegistry(unknownTokenPolicy: .autoRegister)
         let created = Mutex<[Device]>([])
         registry.onAutoRegister { device in created.withLock { $0.append(device) } }
-        let first = try registry.resolve(token: token, environment: .development, bundleID: "com.a", now: 1).get()
+        #expect(registry.resolve(token: token, environment: .development, bundleID: "com.a", now: 1) == nil)
+        let first = try #require(created.withLock { $0.first })
+        #expect(registry.device(token: token) == first)
         var changed = first
         changed.locale = "fr_FR"
         registry.forget(changed)  // not the device the registry holds: kept
         #expect(registry.device(token: token) == first)
         registry.forget(first)
         #expect(registry.device(token: token) == nil)
-        _ = try registry.resolve(token: token, environment: .development, bundleID: "com.a", now: 2).get()
+        #expect(registry.resolve(token: token, environment: .development, bundleID: "com.a", now: 2) == nil)
         #expect(created.withLock { $0.count } == 2)
     }
 
@@ -59,7 +62,7 @@ import Testing
     @Test func strictRejectsUnknownTokens() {
         let registry = DeviceRegistry(unknownTokenPolicy: .strict)
         #expect(registry.resolve(token: token, environment: .development, bundleID: "com.a", now: 0)
-            == .failure(APNsError(.badDeviceToken)))
+            == APNsError(.badDeviceToken))
         #expect(registry.deviceCount == 0)
     }
 
@@ -68,7 +71,7 @@ import Testing
         let registry = DeviceRegistry(unknownTokenPolicy: .autoRegister)
         registry.upsert(Device(token: token, environment: .development, apps: [InstalledApp(bundleID: "com.a", installedAt: 0)]))
         #expect(registry.resolve(token: token, environment: .production, bundleID: "com.a", now: 0)
-            == .failure(APNsError(.badDeviceToken)))
+            == APNsError(.badDeviceToken))
     }
 
     /// After an uninstall, pushes get 410 Unregistered carrying the uninstall time.
@@ -77,7 +80,7 @@ import Testing
         registry.upsert(Device(token: token, environment: .production, apps: [InstalledApp(bundleID: "com.a", installedAt: 0)]))
         #expect(registry.uninstall(bundleID: "com.a", from: token, at: 1_454_096_879_000))
         let result = registry.resolve(token: token, environment: .production, bundleID: "com.a", now: 1_454_096_880_000)
-        #expect(result == .failure(APNsError(.unregistered, timestamp: 1_454_096_879_000)))
+        #expect(result == APNsError(.unregistered, timestamp: 1_454_096_879_000))
         #expect(!registry.uninstall(bundleID: "com.a", from: other, at: 0))
     }
 
@@ -95,16 +98,6 @@ import Testing
         #expect(registry.device(token: other) == seed)
         registry.replaceApps(where: { $0.teamID == "T1" }, with: [App(bundleID: "com.c", teamID: "T1")])
         #expect(registry.apps.map(\.bundleID) == ["com.b", "com.c"])
-    }
-}
-
-extension Result where Success == Device, Failure == APNsError {
-    static func == (lhs: Self, rhs: Self) -> Bool {
-        switch (lhs, rhs) {
-        case (.success(let a), .success(let b)): a == b
-        case (.failure(let a), .failure(let b)): a == b
-        default: false
-        }
     }
 }
 

@@ -339,6 +339,37 @@ import Testing
         #expect(try sqlite.events(after: 0, matching: EventFilter(), limit: 10) == memory.events(after: 0, matching: EventFilter(), limit: 10))
         sqlite.close()
     }
+
+    /// Records of every shape (one app, with badge 0 or none, uninstalled; several apps; keys; a configuration
+    /// fingerprint; long and odd tokens; times and badges past what the packed form holds) come back as saved, in the order first saved, through changes of shape.
+    @Test func devicesOfEveryShapeComeBackAsSaved() throws {
+        let memory = try openStore()
+        let hex = String(repeating: "ab", count: 32)
+        let records = [
+            DeviceRecord(token: hex, environment: .production, locale: "fr_FR", isOnline: false,
+                         apps: [InstalledAppRecord(bundleID: "com.a", installedAt: 3, uninstalledAt: 0, badge: 0)],
+                         createdAt: 9, isAutoRegistered: true),
+            DeviceRecord(token: String(repeating: "0f", count: 100), environment: .development,
+                         apps: [InstalledAppRecord(bundleID: "com.a", installedAt: 1), InstalledAppRecord(bundleID: "com.b", installedAt: 2, badge: 4)]),
+            DeviceRecord(token: "Device-Upper", environment: .development, keys: ["com.a": "a2V5"]),
+            DeviceRecord(token: "cd", environment: .development, apps: [InstalledAppRecord(bundleID: "com.c", installedAt: -5)],
+                         configuredAs: "fingerprint"),
+            DeviceRecord(token: "ef01", environment: .production, apps: [InstalledAppRecord(bundleID: "com.c", installedAt: -5)],
+                         createdAt: .max),
+            DeviceRecord(token: "ef02", environment: .production,
+                         apps: [InstalledAppRecord(bundleID: "com.c", installedAt: 1, badge: Int(Int32.max) + 1)], createdAt: 1 << 40),
+        ]
+        for record in records { try memory.saveDevice(record) }
+        #expect(try memory.devices(limit: 10, offset: 0) == records)
+        var reshaped = records
+        reshaped[0].keys = ["com.a": "a2V5"]
+        reshaped[1].apps = [InstalledAppRecord(bundleID: "com.b", installedAt: 2)]
+        for record in reshaped.prefix(2) { try memory.saveDevice(record) }
+        #expect(try memory.devices(limit: 10, offset: 0) == reshaped)
+        #expect(try memory.device(token: hex) == reshaped[0] && memory.device(token: hex.uppercased()) == nil)
+        #expect(try memory.deleteDevice(token: "cd") && memory.deviceCountBound() == 5)
+        #expect(try memory.devices(limit: 2, offset: 1) == Array(reshaped[1...2]))
+    }
 }
 
 private func draftForNoise() -> EventDraft {

@@ -232,9 +232,8 @@ final class ProviderEndpoint: Sendable {
         case .failure(let error): return reject(error)
         }
 
-        switch registry.resolve(token: token, environment: environment, bundleID: authenticated.bundleID, now: nowMilliseconds) {
-        case .success: break
-        case .failure(let error): return reject(error)
+        if let error = registry.resolve(token: token, environment: environment, bundleID: authenticated.bundleID, now: nowMilliseconds) {
+            return reject(error)
         }
 
         if let rateLimiter, !rateLimiter.allow(token, nowMilliseconds: nowMilliseconds) {

@@ -106,10 +106,7 @@ struct PushValidationRoutes: Sendable {
         if registry.app(bundleID: bundleID) == nil, !settings.autoRegisterApps { return APNsError(.topicDisallowed) }
         if case .failure(let error) = PushRequestValidator.payload(payload, pushType: headers.pushType) { return error }
         let now = clock.nowMilliseconds
-        if case .failure(let error) = registry.check(token: token, environment: environment, bundleID: bundleID, now: now) {
-            return error
-        }
-        return nil
+        return registry.check(token: token, environment: environment, bundleID: bundleID, now: now)
     }
 
     /// Human words for a reason, for the form's hint under the field.

@@ -1,0 +1,25 @@
+// APNs Sandbox — strings that many records share, each kept once.
+
+/// Strings by number and numbers by string: a record of a million keeps a bundle ID or a locale as a 32-bit
+/// number instead of a string of its own. Numbers are never reused: the table holds every string it was given
+/// (a few bundle IDs and locales in practice). Not thread-safe: its owner locks.
+public struct InternTable: Sendable {
+    private var strings: [String] = []
+    private var numbers: [String: UInt32] = [:]
+
+    public init() {}
+
+    /// The number of `string`, given one now if it has none.
+    public mutating func number(for string: String) -> UInt32 {
+        if let number = numbers[string] { return number }
+        let number = UInt32(strings.count)
+        strings.append(string)
+        numbers[string] = number
+        return number
+    }
+
+    /// The number of `string`, nil when it has none.
+    public func existingNumber(for string: String) -> UInt32? { numbers[string] }
+
+    public subscript(number: UInt32) -> String { strings[Int(number)] }
+}
