@@ -14,4 +14,14 @@ public enum Hex {
         }
         return String(decoding: text, as: UTF8.self)
     }
+
+    /// The value of one lowercase hex digit (`0`–`9`, `a`–`f`); nil for any other byte, upper case included.
+    @inlinable
+    public static func lowercaseDigitValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: byte - 0x30
+        case 0x61...0x66: byte - 0x61 + 10
+        default: nil
+        }
+    }
 }

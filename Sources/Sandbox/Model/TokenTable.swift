@@ -1,14 +1,16 @@
 // APNs Sandbox — values by device token, compact enough for a million devices.
+import Support
 
 /// Values by token string, in the order their tokens were first added, with O(1) lookup.
 ///
 /// Built for a million devices: a token is kept as its bytes (a 64-digit hex token as 32 bytes) back to back in
-/// one arena, the entries in one array, the index an open-addressed table of 32-bit positions. Nothing is
-/// allocated per token: with a packed `Value` of 32 bytes an entry costs about 80 bytes in all, where a
-/// `[String: Value]` of 64-character tokens costs about 300 (the token's own string storage, and a dictionary
-/// slot at a load of 0.4 to 0.75). Keys are strings: lowercase hex of an even length is kept as its bytes;
-/// any other string (a key the API was given but no device has) is kept as its UTF-8, told apart by a flag.
-/// Not thread-safe: its owner locks.
+/// one arena, the entries in one array, the index an open-addressed table of 32-bit positions (linear probing,
+/// at most 3/4 full; a removed entry is a tombstone until the next rebuild, which also compacts). Nothing is
+/// allocated per token: with a packed `Value` of 16 bytes an entry costs about 60 bytes in all (8 of its place,
+/// 16 of value, 32 of token, 4–8 of index), where a `[String: Device]` of 64-character tokens cost about 300 (the
+/// token's own string storage, an apps array, a dictionary slot at a load of 0.4 to 0.75). Keys are strings:
+/// lowercase hex of an even length is kept as its bytes; any other string (a key the API was given but no device
+/// has) is kept as its UTF-8, told apart by a flag. Not thread-safe: its owner locks.
 public struct TokenTable<Value> {
     @usableFromInline
     struct Entry {
@@ -136,29 +138,18 @@ public struct TokenTable<Value> {
         var key = key
         return key.withUTF8 { utf8 in
             let count = utf8.count
-            guard count % 2 == 0, count > 0, count <= 2 * maximumKeyLength, isLowercaseHex(utf8) else {
+            guard count % 2 == 0, count > 0, count <= 2 * maximumKeyLength,
+                utf8.allSatisfy({ Hex.lowercaseDigitValue($0) != nil })
+            else {
                 return body(UnsafeRawBufferPointer(utf8), false)
             }
             return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count / 2) { packed in
                 for index in 0..<count / 2 {
-                    packed[index] = hexValue(utf8[2 * index]) << 4 | hexValue(utf8[2 * index + 1])
+                    packed[index] = Hex.lowercaseDigitValue(utf8[2 * index])! << 4 | Hex.lowercaseDigitValue(utf8[2 * index + 1])!
                 }
                 return body(UnsafeRawBufferPointer(packed), true)
             }
         }
-    }
-
-    @inlinable
-    static func isLowercaseHex(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
-        for byte in utf8 {
-            guard (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) else { return false }
-        }
-        return true
-    }
-
-    @inlinable
-    static func hexValue(_ digit: UInt8) -> UInt8 {
-        digit <= 0x39 ? digit - 0x30 : digit - 0x61 + 10
     }
 
     /// The key of `entry` as the string it was given as.
@@ -166,15 +157,7 @@ public struct TokenTable<Value> {
     func key(of entry: Entry) -> String {
         arena.withUnsafeBufferPointer { arena in
             let bytes = UnsafeBufferPointer(rebasing: arena[entry.offset..<entry.offset + entry.length])
-            guard entry.isHex else { return String(decoding: bytes, as: UTF8.self) }
-            let digits: [UInt8] = Array("0123456789abcdef".utf8)
-            return String(unsafeUninitializedCapacity: bytes.count * 2) { text in
-                for (index, byte) in bytes.enumerated() {
-                    text[2 * index] = digits[Int(byte >> 4)]
-                    text[2 * index + 1] = digits[Int(byte & 0x0F)]
-                }
-                return bytes.count * 2
-            }
+            return entry.isHex ? Hex.encode(bytes) : String(decoding: bytes, as: UTF8.self)
         }
     }
 
