@@ -340,6 +340,18 @@ import Testing
         sqlite.close()
     }
 
+    /// A kept event holds its JSON in a buffer of its size, not in the room its writer reserved.
+    @Test func keptEventsHoldNoSpareRoom() {
+        var data: [UInt8] = []
+        data.reserveCapacity(4096)
+        data += Array(#"{"apnsId":"x"}"#.utf8)
+        var journal = EventJournal()
+        let logged = journal.append([EventDraft(type: .pushAccepted, time: 1, data: data)], capacity: 10)
+        let kept = journal.events(after: 0, limit: 10) { _ in true }
+        #expect(logged.first?.data == data && kept.first?.data == data)
+        #expect((kept.first?.data.capacity ?? .max) < 100)
+    }
+
     /// Records of every shape (one app, with badge 0 or none, uninstalled; several apps; keys; a configuration
     /// fingerprint; long and odd tokens; times and badges past what the packed form holds) come back as saved, in the order first saved, through changes of shape.
     @Test func devicesOfEveryShapeComeBackAsSaved() throws {
