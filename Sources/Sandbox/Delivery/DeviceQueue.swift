@@ -96,58 +96,6 @@ struct DeviceQueue {
         var completions: [(Completion, Result<Void, any Error>)] = []
     }
 
-    enum Place: Equatable {
-        /// Accepted, its save not yet committed.
-        case committing
-        /// Waiting for the low-priority batch.
-        case deferred
-        /// Stored by APNs while the device is offline.
-        case stored
-        /// Held by the device: background budget used.
-        case held
-        /// `delivering` or `extension-running`.
-        case presenting
-    }
-
-    struct Entry {
-        var record: NotificationRecord
-        let traits: PushTraits
-        var place: Place
-        /// What only a push whose extension runs has, out of line: inline it made every entry 1.6 KB (and every
-        /// idle slot kept its dictionary's room for one).
-        private var extensionState: ExtensionState?
-
-        init(record: NotificationRecord, traits: PushTraits, place: Place) {
-            self.record = record
-            self.traits = traits
-            self.place = place
-        }
-
-        /// While the extension runs: what to show if the runner never answers, and when.
-        var fallback: (content: DisplayedContent, deadline: Int64)? {
-            get { extensionState?.fallback }
-            set { extensionState = ExtensionState(fallback: newValue, pendingStart: pendingStart) }
-        }
-
-        /// Set while `extension-running` waits for its commit: the start to hand out then.
-        var pendingStart: ExtensionStart? {
-            get { extensionState?.pendingStart }
-            set { extensionState = ExtensionState(fallback: fallback, pendingStart: newValue) }
-        }
-    }
-
-    /// ``Entry``'s extension fields, immutable (a change makes a new one), so that entries stay values.
-    final class ExtensionState: Sendable {
-        let fallback: (content: DisplayedContent, deadline: Int64)?
-        let pendingStart: ExtensionStart?
-
-        init?(fallback: (content: DisplayedContent, deadline: Int64)?, pendingStart: ExtensionStart?) {
-            guard fallback != nil || pendingStart != nil else { return nil }
-            self.fallback = fallback
-            self.pendingStart = pendingStart
-        }
-    }
-
     struct PendingSave {
         var record: NotificationRecord
         /// The push this save belongs to.
