@@ -20,9 +20,7 @@ struct EventJournal: Sendable {
         logged.reserveCapacity(drafts.count)
         for draft in drafts {
             lastID += 1
-            var event = SandboxEvent(id: lastID, draft: draft)
-            event.data = Self.compact(event.data)
-            logged.append(event)
+            logged.append(SandboxEvent(id: lastID, draft: draft))
         }
         events += logged
         if count > capacity {
@@ -35,15 +33,6 @@ struct EventJournal: Sendable {
             }
         }
         return logged
-    }
-
-    /// `data` in a buffer of its own size: an event is kept a while, and its JSON was written into room reserved for
-    /// any event of its type (512 bytes and more, 1 KB once grown): 50,000 kept events held about 30 MB of room.
-    static func compact(_ data: [UInt8]) -> [UInt8] {
-        guard data.capacity > data.count + 64 else { return data }
-        return [UInt8](unsafeUninitializedCapacity: data.count) { buffer, count in
-            count = buffer.initialize(fromContentsOf: data)
-        }
     }
 
     /// Events after `id` that `isIncluded` selects, oldest first, at most `limit`.

@@ -29,7 +29,8 @@ struct MemoryDeviceTable: Sendable {
     }
 
     private var packed = TokenTable<Packed>()
-    private var whole: [String: DeviceRecord] = [:]
+    /// Keyed as `packed` is (a token's bytes), so the two never disagree on what a key is.
+    private var whole = TokenTable<DeviceRecord>()
     private var names = InternTable()
 
     var count: Int { packed.count }
@@ -37,6 +38,8 @@ struct MemoryDeviceTable: Sendable {
     subscript(token: String) -> DeviceRecord? {
         packed[token].map { unpack($0, token: token) }
     }
+
+    func contains(_ token: String) -> Bool { packed[token] != nil }
 
     /// Adds or replaces; a replaced record keeps its place.
     mutating func set(_ record: DeviceRecord, for token: String) {
@@ -72,7 +75,7 @@ struct MemoryDeviceTable: Sendable {
 
     mutating func removeAll() {
         packed.removeAll()
-        whole = [:]
+        whole.removeAll()
     }
 
     private mutating func pack(_ record: DeviceRecord) -> Packed? {

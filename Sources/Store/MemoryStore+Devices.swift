@@ -11,7 +11,7 @@ extension MemoryStore: DeviceRepository {
     public func registerDevice(_ device: DeviceRecord, completion: @escaping @Sendable (Result<Bool, any Error>) -> Void) {
         let outcome = Result {
             let added = try withOpenDirectory { directory in
-                let added = directory.devices[device.token] == nil
+                let added = !directory.devices.contains(device.token)
                 if added { directory.devices.set(device, for: device.token) }
                 return added
             }

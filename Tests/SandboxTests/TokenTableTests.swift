@@ -16,9 +16,12 @@ import Testing
         table["abc"] = 4
         table["ab"] = 5
         table[a] = 10
-        #expect(table.count == 5)
-        #expect(table.page(limit: 10, offset: 0).map(\.key) == [a, b, "AB", "abc", "ab"])
-        #expect(table[a] == 10 && table["AB"] == 3 && table["ab"] == 5 && table["Ab"] == nil && table[""] == nil)
+        table["4142"] = 6  // the bytes of "AB" as hex: another key
+        #expect(table.count == 6)
+        #expect(table.page(limit: 10, offset: 0).map(\.key) == [a, b, "AB", "abc", "ab", "4142"])
+        #expect(table[a] == 10 && table["AB"] == 3 && table["4142"] == 6 && table["ab"] == 5 && table["Ab"] == nil
+            && table[""] == nil)
+        table["4142"] = nil
         #expect(table.removeValue(forKey: b) == 2)
         #expect(table.removeValue(forKey: b) == nil)
         table[b] = 20
@@ -57,10 +60,16 @@ import Testing
         for key in keys { #expect(table[key] == reference[key]) }
         #expect(table.page(limit: .max, offset: 0).map(\.key) == order)
         // Removing nearly everything compacts the table; what is left is still found.
-        let survivors = Set(order.prefix(10))
-        for key in order where !survivors.contains(key) { table[key] = nil }
+        let survivors = Array(order.prefix(10))
+        for key in order.dropFirst(10) { table[key] = nil }
         #expect(table.count == survivors.count)
+        #expect(table.page(limit: .max, offset: 0).map(\.key) == survivors)
         for key in survivors { #expect(table[key] == reference[key]) }
+        // Room made ahead of a load keeps what is there.
+        table.reserveCapacity(50_000)
+        #expect(table.page(limit: .max, offset: 0).map(\.key) == survivors)
+        for index in 0..<20_000 { table["added-\(index)"] = UInt64(index) }
+        #expect(table.count == 20_010 && table["added-19999"] == 19_999 && table[survivors[0]] == reference[survivors[0]])
     }
 
     private func hex64(_ value: UInt64) -> String {
@@ -92,6 +101,20 @@ struct SplitMix: RandomNumberGenerator {
     /// and the admission rules hold for both.
     @Test func devicesOfEveryShapeKeepTheirFields() {
         let registry = DeviceRegistry(unknownTokenPolicy: .strict)
+        // Packed: one app, installed.
+        let packed = Device(token: token, environment: .production, locale: "fr_FR",
+                            apps: [InstalledApp(bundleID: "com.a", installedAt: -3)], isAutoRegistered: true)
+        registry.upsert(packed)
+        #expect(registry.device(token: token) == packed)
+        #expect(registry.resolve(token: token, environment: .production, bundleID: "com.a", now: 1) == nil)
+        #expect(registry.resolve(token: token, environment: .development, bundleID: "com.a", now: 1)
+            == APNsError(.badDeviceToken))
+        // Uninstalled: kept whole; installed again: packed again.
+        #expect(registry.uninstall(bundleID: "com.a", from: token, at: 2))
+        #expect(registry.resolve(token: token, environment: .production, bundleID: "com.a", now: 2)
+            == APNsError(.unregistered, timestamp: 2))
+        registry.upsert(packed)
+        #expect(registry.device(token: token) == packed && registry.deviceCount == 1)
         let one = Device(token: token, environment: .production, locale: "fr_FR",
                          apps: [InstalledApp(bundleID: "com.a", installedAt: 5, uninstalledAt: 0)], isAutoRegistered: true)
         registry.upsert(one)

@@ -341,14 +341,14 @@ import Testing
     }
 
     /// A kept event holds its JSON in a buffer of its size, not in the room its writer reserved.
-    @Test func keptEventsHoldNoSpareRoom() {
+    @Test func keptEventsHoldNoSpareRoom() async throws {
+        let store = try openStore()
         var data: [UInt8] = []
         data.reserveCapacity(4096)
         data += Array(#"{"apnsId":"x"}"#.utf8)
-        var journal = EventJournal()
-        let logged = journal.append([EventDraft(type: .pushAccepted, time: 1, data: data)], capacity: 10)
-        let kept = journal.events(after: 0, limit: 10) { _ in true }
-        #expect(logged.first?.data == data && kept.first?.data == data)
+        try await save([], events: [EventDraft(type: .pushAccepted, time: 1, data: data)], to: store)
+        let kept = try store.events(after: 0, matching: EventFilter(), limit: 10)
+        #expect(kept.map(\.data) == [data])
         #expect((kept.first?.data.capacity ?? .max) < 100)
     }
 
@@ -371,8 +371,23 @@ import Testing
             DeviceRecord(token: "ef02", environment: .production,
                          apps: [InstalledAppRecord(bundleID: "com.c", installedAt: 1, badge: Int(Int32.max) + 1)], createdAt: 1 << 40),
         ]
-        for record in records { try memory.saveDevice(record) }
-        #expect(try memory.devices(limit: 10, offset: 0) == records)
+        // Packed: one installed app, with a badge of 0 or none, offline or not, created before or after the install.
+        let packed = [
+            DeviceRecord(token: "01", environment: .production, locale: "fr_FR", isOnline: false,
+                         apps: [InstalledAppRecord(bundleID: "com.a", installedAt: 100, badge: 0)], createdAt: 40,
+                         isAutoRegistered: true),
+            DeviceRecord(token: "02", environment: .development,
+                         apps: [InstalledAppRecord(bundleID: "com.b", installedAt: 100)], createdAt: 160),
+        ]
+        for record in records + packed { try memory.saveDevice(record) }
+        #expect(try memory.devices(limit: 10, offset: 0) == records + packed)
+        // A packed record made whole (keys) and back keeps its place.
+        var keyed = packed[0]
+        keyed.keys = ["com.a": "a2V5"]
+        try memory.saveDevice(keyed)
+        #expect(try memory.devices(limit: 10, offset: 0) == records + [keyed, packed[1]])
+        try memory.saveDevice(packed[0])
+        for record in packed { try memory.deleteDevice(token: record.token) }
         var reshaped = records
         reshaped[0].keys = ["com.a": "a2V5"]
         reshaped[1].apps = [InstalledAppRecord(bundleID: "com.b", installedAt: 2)]

@@ -31,13 +31,13 @@ extension DeviceQueue {
         /// While the extension runs: what to show if the runner never answers, and when.
         var fallback: (content: DisplayedContent, deadline: Int64)? {
             get { extensionState?.fallback }
-            set { extensionState = ExtensionState(fallback: newValue, pendingStart: pendingStart) }
+            set { extensionState = ExtensionState.make(fallback: newValue, pendingStart: pendingStart) }
         }
 
         /// Set while `extension-running` waits for its commit: the start to hand out then.
         var pendingStart: ExtensionStart? {
             get { extensionState?.pendingStart }
-            set { extensionState = ExtensionState(fallback: fallback, pendingStart: newValue) }
+            set { extensionState = ExtensionState.make(fallback: fallback, pendingStart: newValue) }
         }
     }
 
@@ -46,10 +46,15 @@ extension DeviceQueue {
         let fallback: (content: DisplayedContent, deadline: Int64)?
         let pendingStart: ExtensionStart?
 
-        init?(fallback: (content: DisplayedContent, deadline: Int64)?, pendingStart: ExtensionStart?) {
-            guard fallback != nil || pendingStart != nil else { return nil }
+        private init(fallback: (content: DisplayedContent, deadline: Int64)?, pendingStart: ExtensionStart?) {
             self.fallback = fallback
             self.pendingStart = pendingStart
+        }
+
+        /// nil when both are nil, decided before anything is allocated (every delivery clears `fallback`).
+        static func make(fallback: (content: DisplayedContent, deadline: Int64)?, pendingStart: ExtensionStart?) -> ExtensionState? {
+            guard fallback != nil || pendingStart != nil else { return nil }
+            return ExtensionState(fallback: fallback, pendingStart: pendingStart)
         }
     }
 }

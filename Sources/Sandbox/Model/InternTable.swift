@@ -1,8 +1,10 @@
 // APNs Sandbox — strings that many records share, each kept once.
 
-/// Strings by number and numbers by string: a record of a million keeps a bundle ID or a locale as a 32-bit
-/// number instead of a string of its own. Numbers are never reused: the table holds every string it was given
-/// (a few bundle IDs and locales in practice). Not thread-safe: its owner locks.
+/// Strings by number and numbers by string: a record of a million keeps a bundle ID or a locale as a number
+/// instead of a string of its own (the device tables keep bundle IDs and locales in one table, a locale in 16
+/// bits: past 65,536 strings a device with a new locale is kept whole instead of packed). Numbers are never
+/// reused: the table holds every string it was given (a few bundle IDs and locales in practice). Not
+/// thread-safe: its owner locks.
 public struct InternTable: Sendable {
     private var strings: [String] = []
     private var numbers: [String: UInt32] = [:]

@@ -6,8 +6,8 @@ import Support
 /// Built for a million devices: a token is kept as its bytes (a 64-digit hex token as 32 bytes) back to back in
 /// one arena, the entries in one array, the index an open-addressed table of 32-bit positions (linear probing,
 /// at most 3/4 full; a removed entry is a tombstone until the next rebuild, which also compacts). Nothing is
-/// allocated per token: with a packed `Value` of 16 bytes an entry costs about 60 bytes in all (8 of its place,
-/// 16 of value, 32 of token, 4–8 of index), where a `[String: Device]` of 64-character tokens cost about 300 (the
+/// allocated per token: with a packed `Value` of 16 bytes an entry costs about 60–70 bytes in all (8 of its place,
+/// 16 of value, 32 of token, 5–11 of index at a load of 3/8 to 3/4; more while the arrays have room to grow), where a `[String: Device]` of 64-character tokens cost about 300 (the
 /// token's own string storage, an apps array, a dictionary slot at a load of 0.4 to 0.75). Keys are strings:
 /// lowercase hex of an even length is kept as its bytes; any other string (a key the API was given but no device
 /// has) is kept as its UTF-8, told apart by a flag. Not thread-safe: its owner locks.
@@ -41,7 +41,8 @@ public struct TokenTable<Value> {
 
     @inlinable public init() {}
 
-    /// The longest key kept (a token is at most 400 hex digits; any string longer is not a key of this table).
+    /// The longest key in bytes (22 bits of an entry's place; a token is at most 200 bytes). A longer key is found
+    /// nowhere, and adding one traps: callers add validated tokens only.
     @inlinable
     public static var maximumKeyLength: Int { 0x3F_FFFF }
 
@@ -197,7 +198,9 @@ public struct TokenTable<Value> {
     mutating func append(_ bytes: UnsafeRawBufferPointer, isHex: Bool, value: Value) {
         precondition(bytes.count <= Self.maximumKeyLength, "TokenTable: key too long")
         // At most 3/4 of the buckets in use, tombstones included.
-        if (entries.count + 1) * 4 > index.count * 3 { rebuild(capacity: count + 1) }
+        // Sized for half again as many live entries, so that a rebuild that mostly drops tombstones leaves room
+        // (else a table near 3/4 live would rebuild on every add after a remove).
+        if (entries.count + 1) * 4 > index.count * 3 { rebuild(capacity: (count + 1) * 3 / 2) }
         let place = UInt64(arena.count) << 24 | UInt64(bytes.count) << 2 | (isHex ? 2 : 0) | 1
         arena.append(contentsOf: bytes)
         entries.append(Entry(place: place, value: value))
@@ -237,9 +240,9 @@ public struct TokenTable<Value> {
         precondition(count < Int(UInt32.max), "TokenTable: too many entries")
         if entries.count > count {
             var keptArena: [UInt8] = []
-            keptArena.reserveCapacity(arena.count)
+            keptArena.reserveCapacity(entries.reduce(0) { $1.isLive ? $0 + $1.length : $0 })
             var kept: [Entry] = []
-            kept.reserveCapacity(Swift.max(count, entries.capacity / 2))
+            kept.reserveCapacity(count)
             for var entry in entries where entry.isLive {
                 let offset = keptArena.count
                 keptArena.append(contentsOf: arena[entry.offset..<entry.offset + entry.length])

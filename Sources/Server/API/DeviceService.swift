@@ -37,7 +37,7 @@ final class DeviceService: Sendable {
     /// Loads stored devices into the registry (at start), in one pass over the store.
     func loadRegistry() throws {
         // A bound far above the count (most devices deleted, the newest kept) would reserve room for nothing:
-        // at most 2M slots (about 170 MB), the table grows past that as it would anyway.
+        // at most 2M devices (about 130 MB of packed entries, keys and index), the table grows past that as it would.
         registry.reserveDeviceCapacity(min(try devices.deviceCountBound(), 1 << 21))
         try devices.forEachDevice { record in
             if let device = Self.device(from: record) { registry.upsert(device) }
