@@ -2,9 +2,10 @@
 
 /// Lowercase hexadecimal text of bytes (tokens, fingerprints).
 public enum Hex {
-    private static let digits = Array("0123456789abcdef".utf8)
+    @usableFromInline static let digits = Array("0123456789abcdef".utf8)
 
-    /// Two lowercase hex digits per byte.
+    /// Two lowercase hex digits per byte (inlinable: specialised for the caller's sequence).
+    @inlinable
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         var text: [UInt8] = []
         text.reserveCapacity(bytes.underestimatedCount * 2)

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import APNsProtocol
+import TestProcessSupport
 
 @Suite struct JSONReaderTests {
     /// Reads `json` as a document and returns each top-level member's scalar, or nil when it is rejected.
@@ -89,7 +90,7 @@ import Testing
             #"{"aps":{"content-available":1},"data":{"nested":[{"a":"b"},[],{}],"s":"\"\\\/\n"}}"#,
             #"{"alg":"ES256","kid":"ABC123DEFG"}"#, #"{"iss":"DEF123GHIJ","iat":1700000000}"#, "{}", #"{"€":"😀"}"#,
         ]
-        var random = SplitMix64(seed: 0x5EED)
+        var random = SplitMix(seed: 0x5EED)
         let alphabet = Array(#"{}[],:"\ -.0123456789eEtrufalsn/u"#.utf8) + [0x00, 0x0A, 0xC3, 0xA9, 0xFF]
         var checked = 0
         for seed in seeds {
@@ -125,20 +126,5 @@ import Testing
             }
         }
         #expect(checked == seeds.count * 1500)
-    }
-}
-
-/// A tiny deterministic generator so the corruption test is reproducible.
-private struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E9B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

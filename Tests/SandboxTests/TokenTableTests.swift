@@ -1,6 +1,7 @@
 // APNs Sandbox — the compact token table against a dictionary, and the registry's packed devices.
 import APNsProtocol
 import Sandbox
+import TestProcessSupport
 import Testing
 
 @Suite struct TokenTableTests {
@@ -75,21 +76,6 @@ import Testing
     private func hex64(_ value: UInt64) -> String {
         let digits = String(value, radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits
-    }
-}
-
-/// A small deterministic random number generator (the tests' sequence is the same in every run).
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }
 

@@ -4,6 +4,7 @@ import Foundation
 import Sandbox
 @testable import Store
 import Synchronization
+import TestProcessSupport
 import Testing
 
 /// The outbox calls the server makes beyond ``WebhookRepository``, so that one scenario drives both stores.
@@ -365,18 +366,5 @@ extension MemoryOutbox: ServerOutbox {}
         #expect(keys.count == reference.count)
         keys.removeAll { $0 % 2 == 0 }
         #expect(Array(keys.ascending) == reference.filter { $0 % 2 != 0 })
-    }
-}
-
-/// A small deterministic generator (SplitMix64).
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
