@@ -3,7 +3,8 @@ import APNsProtocol
 
 /// Devices by token, as compact as a million auto-registered devices need: a device with exactly one app (every
 /// auto-registered device, most configured ones), not uninstalled, is 16 bytes of numbers in a ``TokenTable`` (its
-/// bundle ID and locale interned); any other is kept whole beside them. Not thread-safe: ``DeviceRegistry``'s shard locks.
+/// bundle ID and locale interned); any other is kept whole beside them. Not thread-safe: ``DeviceRegistry``'s shard
+/// locks.
 struct DeviceTable {
     /// A device with one app.
     private struct Packed {

@@ -48,8 +48,8 @@ struct MemoryDeviceTable: Sendable {
             if !whole.isEmpty { whole[token] = nil }
         } else {
             packed[token] = Packed(
-                installedAt: 0, createdAfterInstall: 0, badge: 0, bundleID: 0, locale: 0, environment: record.environment,
-                flags: .isWhole)
+                installedAt: 0, createdAfterInstall: 0, badge: 0, bundleID: 0, locale: 0,
+                environment: record.environment, flags: .isWhole)
             whole[token] = record
         }
     }
@@ -101,7 +101,8 @@ struct MemoryDeviceTable: Sendable {
             badge: value.flags.contains(.hasBadge) ? Int(value.badge) : nil)
         return DeviceRecord(
             token: token, environment: value.environment, locale: names[UInt32(value.locale)],
-            isOnline: value.flags.contains(.isOnline), apps: [app], createdAt: value.installedAt + Int64(value.createdAfterInstall),
+            isOnline: value.flags.contains(.isOnline), apps: [app],
+            createdAt: value.installedAt + Int64(value.createdAfterInstall),
             isAutoRegistered: value.flags.contains(.isAutoRegistered))
     }
 }

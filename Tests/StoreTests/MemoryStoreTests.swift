@@ -353,7 +353,8 @@ import Testing
     }
 
     /// Records of every shape (one app, with badge 0 or none, uninstalled; several apps; keys; a configuration
-    /// fingerprint; long and odd tokens; times and badges past what the packed form holds) come back as saved, in the order first saved, through changes of shape.
+    /// fingerprint; long and odd tokens; times and badges past what the packed form holds) come back as saved, in
+    /// the order first saved, through changes of shape.
     @Test func devicesOfEveryShapeComeBackAsSaved() throws {
         let memory = try openStore()
         let hex = String(repeating: "ab", count: 32)

@@ -52,7 +52,9 @@ extension DeviceQueue {
         }
 
         /// nil when both are nil, decided before anything is allocated (every delivery clears `fallback`).
-        static func make(fallback: (content: DisplayedContent, deadline: Int64)?, pendingStart: ExtensionStart?) -> ExtensionState? {
+        static func make(
+            fallback: (content: DisplayedContent, deadline: Int64)?, pendingStart: ExtensionStart?
+        ) -> ExtensionState? {
             guard fallback != nil || pendingStart != nil else { return nil }
             return ExtensionState(fallback: fallback, pendingStart: pendingStart)
         }

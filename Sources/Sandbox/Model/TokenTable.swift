@@ -7,14 +7,16 @@ import Support
 /// one arena, the entries in one array, the index an open-addressed table of 32-bit positions (linear probing,
 /// at most 3/4 full; a removed entry is a tombstone until the next rebuild, which also compacts). Nothing is
 /// allocated per token: with a packed `Value` of 16 bytes an entry costs about 60–70 bytes in all (8 of its place,
-/// 16 of value, 32 of token, 5–11 of index at a load of 3/8 to 3/4; more while the arrays have room to grow), where a `[String: Device]` of 64-character tokens cost about 300 (the
-/// token's own string storage, an apps array, a dictionary slot at a load of 0.4 to 0.75). Keys are strings:
-/// lowercase hex of an even length is kept as its bytes; any other string (a key the API was given but no device
-/// has) is kept as its UTF-8, told apart by a flag. Not thread-safe: its owner locks.
+/// 16 of value, 32 of token, 5–11 of index at a load of 3/8 to 3/4; more while the arrays have room to grow), where
+/// a `[String: Device]` of 64-character tokens cost about 300 (the token's own string storage, an apps array, a
+/// dictionary slot at a load of 0.4 to 0.75). Keys are strings: lowercase hex of an even length is kept as its
+/// bytes; any other string (a key the API was given but no device has) is kept as its UTF-8, told apart by a flag.
+/// Not thread-safe: its owner locks.
 public struct TokenTable<Value> {
     @usableFromInline
     struct Entry {
-        /// The key's offset in `arena` (bits 24…63), its length in bytes (bits 2…23), hex-packed (bit 1), live (bit 0).
+        /// The key's offset in `arena` (bits 24…63), its length in bytes (bits 2…23), hex-packed (bit 1),
+        /// live (bit 0).
         @usableFromInline var place: UInt64
         @usableFromInline var value: Value
 
@@ -146,7 +148,8 @@ public struct TokenTable<Value> {
             }
             return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count / 2) { packed in
                 for index in 0..<count / 2 {
-                    packed[index] = Hex.lowercaseDigitValue(utf8[2 * index])! << 4 | Hex.lowercaseDigitValue(utf8[2 * index + 1])!
+                    let high = Hex.lowercaseDigitValue(utf8[2 * index])!
+                    packed[index] = high << 4 | Hex.lowercaseDigitValue(utf8[2 * index + 1])!
                 }
                 return body(UnsafeRawBufferPointer(packed), true)
             }
@@ -258,7 +261,8 @@ public struct TokenTable<Value> {
         for position in entries.indices {
             let entry = entries[position]
             let hash = arena.withUnsafeBytes { arena in
-                Self.hash(UnsafeRawBufferPointer(rebasing: arena[entry.offset..<entry.offset + entry.length]), isHex: entry.isHex)
+                let key = UnsafeRawBufferPointer(rebasing: arena[entry.offset..<entry.offset + entry.length])
+                return Self.hash(key, isHex: entry.isHex)
             }
             insertIntoIndex(position: position, hash: hash)
         }
