@@ -60,15 +60,15 @@ let package = Package(
         .target(name: "TestProcessSupport", path: "Tests/TestProcessSupport", swiftSettings: strict),
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strict),
-        .testTarget(name: "APNsProtocolTests", dependencies: ["APNsProtocol", "Support", "TestProcessSupport"], swiftSettings: strict),
-        .testTarget(name: "SandboxTests", dependencies: ["Sandbox", "APNsProtocol", "TestProcessSupport"], swiftSettings: strict),
+        .testTarget(name: "APNsProtocolTests", dependencies: ["APNsProtocol", "Sandbox", "Support"], swiftSettings: strict),
+        .testTarget(name: "SandboxTests", dependencies: ["Sandbox", "APNsProtocol"], swiftSettings: strict),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Support"], swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Support", "Transport", "CNGHTTP2", "TestProcessSupport"], swiftSettings: strict),
         .testTarget(
             name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTP", "Transport", "Crypto", "Support"],
             swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "Support", "TestProcessSupport"], swiftSettings: strict),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "Sandbox", "Events", "APNsProtocol", "Support", "TestProcessSupport"], swiftSettings: strict),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "Sandbox", "Events", "APNsProtocol", "Support"], swiftSettings: strict),
         .testTarget(name: "ExtensionRuntimeTests", dependencies: ["ExtensionRuntime", "Sandbox", "APNsProtocol", "Crypto", "Support"], swiftSettings: strict),
         .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Sandbox", "Events", "Crypto", "Support"], swiftSettings: strict),
         .testTarget(

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 @testable import APNsProtocol
-import TestProcessSupport
+import Sandbox
 
 @Suite struct JSONReaderTests {
     /// Reads `json` as a document and returns each top-level member's scalar, or nil when it is rejected.
@@ -90,7 +90,7 @@ import TestProcessSupport
             #"{"aps":{"content-available":1},"data":{"nested":[{"a":"b"},[],{}],"s":"\"\\\/\n"}}"#,
             #"{"alg":"ES256","kid":"ABC123DEFG"}"#, #"{"iss":"DEF123GHIJ","iat":1700000000}"#, "{}", #"{"€":"😀"}"#,
         ]
-        var random = SplitMix(seed: 0x5EED)
+        var random = SeededGenerator(seed: 0x5EED)
         let alphabet = Array(#"{}[],:"\ -.0123456789eEtrufalsn/u"#.utf8) + [0x00, 0x0A, 0xC3, 0xA9, 0xFF]
         var checked = 0
         for seed in seeds {

@@ -1,7 +1,6 @@
 // APNs Sandbox — the compact token table against a dictionary, and the registry's packed devices.
 import APNsProtocol
 import Sandbox
-import TestProcessSupport
 import Testing
 
 @Suite struct TokenTableTests {
@@ -38,7 +37,7 @@ import Testing
     /// 60,000 random adds, replaces and removes (through growth, tombstones and compactions) leave the table
     /// holding what a dictionary holds, in the order of first addition.
     @Test func agreesWithADictionary() {
-        var generator = SplitMix(seed: 17)
+        var generator = SeededGenerator(seed: 17)
         var table = TokenTable<UInt64>()
         table.reserveCapacity(100)
         var reference: [String: UInt64] = [:]

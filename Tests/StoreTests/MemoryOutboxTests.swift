@@ -4,7 +4,6 @@ import Foundation
 import Sandbox
 @testable import Store
 import Synchronization
-import TestProcessSupport
 import Testing
 
 /// The outbox calls the server makes beyond ``WebhookRepository``, so that one scenario drives both stores.
@@ -344,7 +343,7 @@ extension MemoryOutbox: ServerOutbox {}
     @Test func sortedKeysStayInOrder() {
         var keys = SortedKeys<Int>()
         var reference: [Int] = []
-        var random = SplitMix(seed: 42)
+        var random = SeededGenerator(seed: 42)
         for step in 0..<20_000 {
             let key = Int(random.next() % 3_000)
             if random.next() % 3 == 0 || reference.isEmpty {
