@@ -1,5 +1,6 @@
 // APNs Sandbox — which apps and devices exist, and whether a push may reach one.
 import APNsProtocol
+import Dispatch
 import Synchronization
 
 /// Apps and devices, in memory, safe from any thread.
@@ -7,6 +8,12 @@ import Synchronization
 /// `resolve` answers the question APNs asks for every push: is this token a device of this
 /// environment with this app installed? Unknown tokens either become devices (auto-register,
 /// the quick-start default) or are rejected (`BadDeviceToken`, strict mode).
+///
+/// The stored devices may be loaded while the server already answers (``beginLoading()`` … ``finishLoading()``,
+/// the `RegistryLoader`): meanwhile a token it does not hold may be a stored device not loaded yet —
+/// ``needsLookup(_:)`` says so, and the caller looks it up in the store and hands the answer to ``adopt(_:for:)``
+/// before it resolves a push. Every change made meanwhile (pushes, the API, lookups) settles its token: the
+/// loader's older copy never replaces it.
 public final class DeviceRegistry: Sendable {
     /// How unknown tokens are treated.
     public enum UnknownTokenPolicy: String, Sendable, Codable, CaseIterable {
@@ -19,7 +26,21 @@ public final class DeviceRegistry: Sendable {
     /// Devices are split over shards by token so pushes on different event loops rarely wait
     /// for each other's lock.
     private final class Shard: Sendable {
-        let devices = Mutex(DeviceTable())
+        let state = Mutex(ShardState())
+    }
+
+    /// A shard's devices and, while the stored devices load, the tokens the loader must leave alone.
+    private struct ShardState {
+        var devices = DeviceTable()
+        /// While loading: the tokens changed or looked up since it began (what the registry holds for them is newer
+        /// than what the loader read, or the store has none). nil when not loading.
+        var settled: Set<DeviceToken>?
+
+        /// A change from anything but the loader.
+        mutating func set(_ device: Device?, for token: DeviceToken) {
+            devices[token] = device
+            settled?.insert(token)
+        }
     }
 
     private static let shardCount = 16
@@ -29,14 +50,20 @@ public final class DeviceRegistry: Sendable {
     /// `withLock` access, so the chain (and the stack depth of a call) grew with every new device.
     private let autoRegisterHandler = Mutex<AutoRegisterHandler?>(nil)
     public let unknownTokenPolicy: UnknownTokenPolicy
+    /// True from ``beginLoading()`` to ``finishLoading()`` (read on every push: one atomic load).
+    private let loading = Atomic<Bool>(false)
+    /// Signalled by ``finishLoading()`` (each waiter passes it on).
+    private let loaded = DispatchSemaphore(value: 0)
 
     public init(unknownTokenPolicy: UnknownTokenPolicy = .autoRegister) {
         self.unknownTokenPolicy = unknownTokenPolicy
     }
 
-    private func shard(for token: DeviceToken) -> Shard {
-        shards[Int(UInt(bitPattern: token.hashValue) % UInt(Self.shardCount))]
+    private func shardIndex(for token: DeviceToken) -> Int {
+        Int(UInt(bitPattern: token.hashValue) % UInt(Self.shardCount))
     }
+
+    private func shard(for token: DeviceToken) -> Shard { shards[shardIndex(for: token)] }
 
     // MARK: Apps
 
@@ -65,14 +92,14 @@ public final class DeviceRegistry: Sendable {
 
     /// Adds or replaces a device.
     public func upsert(_ device: Device) {
-        shard(for: device.token).devices.withLock { $0[device.token] = device }
+        shard(for: device.token).state.withLock { $0.set(device, for: device.token) }
     }
 
     /// Makes room for `count` devices in all (before loading them at start: growing a table of a million
     /// devices step by step rehashed every token about twice).
     public func reserveDeviceCapacity(_ count: Int) {
         let perShard = count / Self.shardCount + count / Self.shardCount / 8 + 16
-        for shard in shards { shard.devices.withLock { $0.reserveCapacity(perShard) } }
+        for shard in shards { shard.state.withLock { $0.devices.reserveCapacity(perShard) } }
     }
 
     /// Called for every device created by auto-registration, under the lock of the device's shard, before any
@@ -87,14 +114,14 @@ public final class DeviceRegistry: Sendable {
     /// Forgets `device` if the registry still holds exactly it (an auto-registered device whose write failed:
     /// the next push to its token registers it again, instead of finding a device the store never got).
     public func forget(_ device: Device) {
-        shard(for: device.token).devices.withLock { devices in
-            if devices[device.token] == device { devices[device.token] = nil }
+        shard(for: device.token).state.withLock { state in
+            if state.devices[device.token] == device { state.set(nil, for: device.token) }
         }
     }
 
     /// Forgets a device.
     public func remove(token: DeviceToken) {
-        shard(for: token).devices.withLock { $0[token] = nil }
+        shard(for: token).state.withLock { $0.set(nil, for: token) }
     }
 
     /// Removes the devices `selected` picks and adds `devices`, shard by shard, each shard in one step under
@@ -103,24 +130,28 @@ public final class DeviceRegistry: Sendable {
         var byShard: [ObjectIdentifier: [Device]] = [:]
         for device in devices { byShard[ObjectIdentifier(shard(for: device.token)), default: []].append(device) }
         for shard in shards {
-            shard.devices.withLock { table in
-                table.removeAll(where: selected)
-                for device in byShard[ObjectIdentifier(shard)] ?? [] { table[device.token] = device }
+            shard.state.withLock { state in
+                precondition(state.settled == nil, "replaceDevices while the stored devices load (wait for them first)")
+                state.devices.removeAll(where: selected)
+                for device in byShard[ObjectIdentifier(shard)] ?? [] { state.devices[device.token] = device }
             }
         }
     }
 
     public func device(token: DeviceToken) -> Device? {
-        shard(for: token).devices.withLock { $0[token] }
+        shard(for: token).state.withLock { $0.devices[token] }
     }
 
-    public var deviceCount: Int { shards.reduce(0) { count, shard in count + shard.devices.withLock { $0.count } } }
+    public var deviceCount: Int { shards.reduce(0) { count, shard in count + shard.state.withLock { $0.devices.count } } }
 
     /// Marks `bundleID` uninstalled on the device at `time` (ms); later pushes get 410.
     /// - Returns: false when the device or app is unknown.
     @discardableResult
     public func uninstall(bundleID: String, from token: DeviceToken, at time: Int64) -> Bool {
-        shard(for: token).devices.withLock { $0.uninstall(bundleID: bundleID, from: token, at: time) }
+        shard(for: token).state.withLock { state in
+            state.settled?.insert(token)
+            return state.devices.uninstall(bundleID: bundleID, from: token, at: time)
+        }
     }
 
     /// Decides whether a push for `bundleID` in `environment` may go to `token`.
@@ -134,8 +165,8 @@ public final class DeviceRegistry: Sendable {
     public func resolve(
         token: DeviceToken, environment: APNsEnvironment, bundleID: String, now: Int64
     ) -> APNsError? {
-        shard(for: token).devices.withLock { devices in
-            switch devices.admit(token, environment: environment, bundleID: bundleID, now: now) {
+        shard(for: token).state.withLock { state in
+            switch state.devices.admit(token, environment: environment, bundleID: bundleID, now: now) {
             case .admitted: return nil
             case .refused(let error): return error
             case .unknownToken: break
@@ -144,7 +175,7 @@ public final class DeviceRegistry: Sendable {
             let newDevice = Device(
                 token: token, environment: environment,
                 apps: [InstalledApp(bundleID: bundleID, installedAt: now)], isAutoRegistered: true)
-            devices[token] = newDevice
+            state.set(newDevice, for: token)
             // Only new tokens take the handler's lock (lock order: shard, then handler).
             autoRegisterHandler.withLock { $0 }?.call(newDevice)
             return nil
@@ -154,13 +185,76 @@ public final class DeviceRegistry: Sendable {
     /// ``resolve(token:environment:bundleID:now:)`` without its side effect: an unknown token is not
     /// registered (nil for one that would be auto-registered).
     public func check(token: DeviceToken, environment: APNsEnvironment, bundleID: String, now: Int64) -> APNsError? {
-        shard(for: token).devices.withLock { devices in
-            switch devices.admit(token, environment: environment, bundleID: bundleID, now: now) {
+        shard(for: token).state.withLock { state in
+            switch state.devices.admit(token, environment: environment, bundleID: bundleID, now: now) {
             case .admitted: return nil
             case .refused(let error): return error
             case .unknownToken: return unknownTokenPolicy == .autoRegister ? nil : APNsError(.badDeviceToken)
             }
         }
+    }
+
+    // MARK: Loading the stored devices
+
+    /// Whether stored devices may still be missing (``beginLoading()`` was called, ``finishLoading()`` not yet).
+    public var isLoading: Bool { loading.load(ordering: .acquiring) }
+
+    /// From now until ``finishLoading()``, ``load(_:)`` adds stored devices without replacing what changed meanwhile,
+    /// and ``needsLookup(_:)`` is true for a token neither loaded nor settled. Called once, before the first batch.
+    public func beginLoading() {
+        for shard in shards { shard.state.withLock { $0.settled = [] } }
+        loading.store(true, ordering: .releasing)
+    }
+
+    /// Adds a batch of stored devices (the loader's, read from the store): a token settled since loading began keeps
+    /// what it has; any other gets the stored device.
+    public func load(_ devices: [Device]) {
+        var byShard = [[Device]](repeating: [], count: Self.shardCount)
+        for device in devices { byShard[shardIndex(for: device.token)].append(device) }
+        for (index, batch) in byShard.enumerated() where !batch.isEmpty {
+            shards[index].state.withLock { state in
+                for device in batch where state.settled?.contains(device.token) != true {
+                    state.devices[device.token] = device
+                }
+            }
+        }
+    }
+
+    /// Every stored device is in: the registry answers for every token alone again, and waiters wake.
+    public func finishLoading() {
+        guard loading.load(ordering: .acquiring) else { return }
+        for shard in shards { shard.state.withLock { $0.settled = nil } }
+        loading.store(false, ordering: .releasing)
+        loaded.signal()
+    }
+
+    /// True while loading for a token the registry neither holds nor has settled: it may be a stored device not
+    /// loaded yet, so a push to it must wait for a lookup in the store (``adopt(_:for:)``).
+    public func needsLookup(_ token: DeviceToken) -> Bool {
+        guard isLoading else { return false }
+        return shard(for: token).state.withLock { state in
+            guard let settled = state.settled else { return false }
+            return !settled.contains(token) && !state.devices.contains(token)
+        }
+    }
+
+    /// What a lookup in the store found for `token` (nil: no such device) while loading: kept unless the token was
+    /// settled meanwhile (a change after the lookup read the store, or an earlier lookup); the token is settled.
+    /// Ignored once loaded.
+    public func adopt(_ device: Device?, for token: DeviceToken) {
+        shard(for: token).state.withLock { state in
+            guard let settled = state.settled, !settled.contains(token) else { return }
+            state.set(device, for: token)
+        }
+    }
+
+    /// Blocks until every stored device is loaded, at most `seconds` (a reset replaces every device at once).
+    /// - Returns: false when the time ran out first.
+    public func waitUntilLoaded(seconds: Double) -> Bool {
+        guard isLoading else { return true }
+        guard loaded.wait(timeout: .now() + seconds) == .success else { return false }
+        loaded.signal()  // the next waiter
+        return true
     }
 }
 

@@ -50,6 +50,10 @@ struct DeviceTable {
         }
     }
 
+    func contains(_ token: DeviceToken) -> Bool {
+        packed[token.hex] != nil || (!others.isEmpty && others[token] != nil)
+    }
+
     mutating func reserveCapacity(_ capacity: Int) {
         packed.reserveCapacity(capacity)
     }

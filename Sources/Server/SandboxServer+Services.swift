@@ -20,6 +20,7 @@ extension SandboxServer {
         let extensions: ExtensionRuntime
         let registry: DeviceRegistry
         let devices: DeviceService
+        let registryLoader: RegistryLoader
         let engine: DeliveryEngine
         let eventHub: EventStreamHub
         let retention: Retention
@@ -32,7 +33,7 @@ extension SandboxServer {
     /// The server's services in start order. `shutdown()` stops them in reverse, which is the order that
     /// matters: not ready → event streams ended (open streams would hold the drain until its deadline) →
     /// listeners drained → event loops → HTTP worker pool → webhook dispatcher → curl sender → retention →
-    /// webhook outbox → extension runtime → attachment sweeper → store → the lock.
+    /// device registry load → webhook outbox → extension runtime → attachment sweeper → store → the lock.
     static func services(_ parts: Parts) -> ServiceGroup {
         let configuration = parts.configuration
         let logger = parts.logger
@@ -66,6 +67,8 @@ extension SandboxServer {
                 try ConfigurationSeed.apply(configuration, devices: devices, store: store, logger: logger)
                 registry.onAutoRegister { device in devices.autoRegistered(device) }
             }),
+            // The first batch of stored devices now (all of a small store), the rest while the server answers.
+            parts.registryLoader,
             // After the extension runtime started: the notifications its previous run's instances were
             // running are finalised here (original-crash), not run again.
             // Recovery (and every push after it) arms device timers: expiry, storage, batches, save retries.

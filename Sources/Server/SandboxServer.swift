@@ -34,6 +34,8 @@ public final class SandboxServer: Sendable {
     public let tlsFiles: ServerTLSFiles
     /// Apps and devices the provider endpoint resolves pushes against.
     public let registry: DeviceRegistry
+    /// Fills `registry` from the store at start (its first batch) and while serving (the rest).
+    let registryLoader: RegistryLoader
     /// Every push the endpoint received (accepted or rejected), newest first, in memory.
     public let pushes: RecentPushes
     /// Notifications, devices, apps and the event log (open from `start()` until `shutdown()`): an SQLite file,
@@ -157,6 +159,8 @@ public final class SandboxServer: Sendable {
         let devices = DeviceService(
             registry: registry, devices: store, engine: engine, clock: clock, events: recorder,
             logger: logger.with("component", "devices"))
+        let registryLoader = RegistryLoader(registry: registry, devices: store, logger: logger.with("component", "devices"))
+        self.registryLoader = registryLoader
         let attachments = AttachmentSweeper(
             root: dataDirectory + "/attachments", layout: .attachmentStore, logger: logger
         ) { apnsID, deviceToken in
@@ -186,7 +190,7 @@ public final class SandboxServer: Sendable {
             receiver: engine, clock: clock, faults: faults.book,
             // A fault's latency is real time, also while the virtual clock stands still.
             realTime: clock as? SystemClock ?? SystemClock(label: "apns-sandbox.fault-latency"), metrics: metrics,
-            logger: logger.with("component", "provider"))
+            loader: registryLoader, logger: logger.with("component", "provider"))
 
         var router = Router(errors: ErrorResponder(logger: logger.with("component", "api")))
         provider.register(on: &router)  // first: the hot path matches at once
@@ -194,7 +198,8 @@ public final class SandboxServer: Sendable {
         PushLogRoutes.register(on: &router, pushes: pushes)
         CredentialRoutes.register(on: &router, dataDirectory: dataDirectory)
         ProviderTokenRoutes(configuration: configuration, clock: clock).register(on: &router)
-        PushValidationRoutes(registry: registry, settings: configuration.apns, clock: clock).register(on: &router)
+        PushValidationRoutes(registry: registry, settings: configuration.apns, clock: clock, loader: registryLoader)
+            .register(on: &router)
         // The API's blocking handlers and the long-polls' first reads share one worker pool (threads start on
         // first use; the HTTP pipeline's stop ends them).
         var options = Self.httpOptions(from: configuration)
@@ -264,7 +269,7 @@ public final class SandboxServer: Sendable {
                 configuration: configuration, logger: logger, clock: clock, state: state, directoryLock: directoryLock,
                 stores: stores,
                 attachments: attachments, extensions: extensions, registry: registry, devices: devices,
-                engine: engine, eventHub: eventHub, retention: retention, webhookSender: webhookSender,
+                registryLoader: registryLoader, engine: engine, eventHub: eventHub, retention: retention, webhookSender: webhookSender,
                 webhooks: webhooks, pipeline: pipeline, network: network))
         isBuilt = true
     }

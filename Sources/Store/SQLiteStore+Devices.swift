@@ -143,6 +143,25 @@ extension SQLiteStore {
         }
     }
 
+    /// By rowid (the listing order), one statement on the reader connection per batch.
+    public func devices(after cursor: Int64, limit: Int) throws -> (records: [DeviceRecord], next: Int64?) {
+        let limit = max(limit, 1)
+        return try read { connection in
+            try connection.withStatement("SELECT rowid, record FROM devices WHERE rowid > ? ORDER BY rowid LIMIT ?") { statement in
+                try statement.bind(cursor, at: 1)
+                try statement.bind(limit, at: 2)
+                var records: [DeviceRecord] = []
+                records.reserveCapacity(limit)
+                var last = cursor
+                while try statement.step() {
+                    last = statement.int64(at: 0)
+                    records.append(try DeviceRecordCodec.decode(statement.bytes(at: 1)))
+                }
+                return (records, records.count < limit ? nil : last)
+            }
+        }
+    }
+
     public func deviceCountBound() throws -> Int {
         try read { connection in
             try connection.withStatement("SELECT max(rowid) FROM devices") { statement in

@@ -1,5 +1,7 @@
 // APNs Sandbox — a restart knows every stored device: the provider endpoint's registry is loaded from the store.
+import APNsProtocol
 import Foundation
+@testable import Server
 import Testing
 
 @Suite struct DeviceRegistryStartTests {
@@ -15,17 +17,7 @@ import Testing
             configuration.dataDirectory = directory
             configuration.apns.streamsBeforeAuthentication = 0
         }) { server in
-            let uris = directory + "/uris.txt"
-            try tokens.map { "\(server.httpBase)/3/device/\($0)" }.joined(separator: "\n")
-                .write(toFile: uris, atomically: true, encoding: .utf8)
-            let payload = directory + "/payload.json"
-            try #"{"aps":{"alert":"hi"}}"#.write(toFile: payload, atomically: true, encoding: .utf8)
-            // One client: each of h2load's clients walks the list from its start.
-            let load = try await run("h2load", args: [
-                "-c1", "-m50", "-n\(tokens.count)", "-i", uris, "-d", payload, "-H", "apns-topic: \(testTopic)",
-                "-H", server.authorizationHeader,
-            ])
-            #expect(load.stdoutText.contains("status codes: \(tokens.count) 2xx"), "\(load)")
+            try await pushWithH2load(server, tokens, directory: directory)
             #expect(try await apiRequest("DELETE", "\(server.httpBase)/api/v1/devices/\(deleted)").status == 204)
             return try await listedTokens(server)
         }
@@ -44,6 +36,94 @@ import Testing
             let listed = try await listedTokens(server)
             #expect(listed == listedBefore, "\(listed.count) listed, \(listedBefore.count) before")
         }
+    }
+
+    /// A restart with more stored devices than the loader's first batch serves before the rest are in. 300 devices
+    /// are stored (one app uninstalled, one device deleted); the next start (strict: unknown tokens refused) loads
+    /// 100 a batch and is held after the first. Meanwhile a push to a device of a later batch is accepted (it is
+    /// looked up, and so in the registry after), the uninstalled app's push gets 410 Unregistered, the deleted token
+    /// and a new one 400 BadDeviceToken, the validation route agrees, the API lists every device, and a device
+    /// deleted through the API before the loader reaches it stays deleted. Then the load ends with every other
+    /// stored device in.
+    @Test func pushesWhileTheStoredDevicesLoadAreAnsweredAsAfterIt() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let tokens = (0..<300).map { String(format: "%08x", $0) + String(repeating: "b6", count: 28) }
+        let stored = try await withServer(configure: { configuration in
+            configuration.dataDirectory = directory
+        }) { server in
+            try await pushWithH2load(server, tokens, directory: directory)
+            let listed = try await listedTokens(server)
+            #expect(listed.count == 300)
+            let (uninstalled, deleted) = (listed[290], listed[280])
+            let patch = try await apiRequest("PATCH", "\(server.httpBase)/api/v1/devices/\(uninstalled)",
+                                             #"{"uninstallApps":["\#(testTopic)"]}"#)
+            #expect(patch.status == 200, "\(patch)")
+            #expect(try await apiRequest("DELETE", "\(server.httpBase)/api/v1/devices/\(deleted)").status == 204)
+            return listed
+        }
+        let (late, uninstalled, deleted, deletedMeanwhile) = (stored[250], stored[290], stored[280], stored[270])
+        let gate = DispatchSemaphore(value: 0)
+        defer { gate.signal() }
+        try await withServer(configure: { configuration in
+            configuration.dataDirectory = directory
+            configuration.apns.unknownDeviceTokens = .strict
+        }, beforeStart: { server in
+            server.registryLoader.tune { tuning in
+                tuning.batchSize = 100
+                tuning.beforeBatch = { loaded in if loaded == 100 { gate.wait() } }
+            }
+        }) { server in
+            let registry = server.server.registry
+            #expect(registry.isLoading && registry.deviceCount == 100)
+            #expect(registry.device(token: DeviceToken(hex: late)!) == nil)
+            var statuses: [String] = []
+            for token in [stored[0], late, uninstalled, deleted, String(repeating: "d5", count: 32)] {
+                statuses.append(try await pushStatus(server, token))
+            }
+            #expect(statuses == ["200", "200", "410 Unregistered", "400 BadDeviceToken", "400 BadDeviceToken"])
+            #expect(registry.device(token: DeviceToken(hex: late)!) != nil, "looked up")
+            var verdicts: [String] = []
+            for token in [stored[260], stored[261]] {
+                if token == stored[261] {
+                    let patch = try await apiRequest("PATCH", "\(server.httpBase)/api/v1/devices/\(token)",
+                                                     #"{"uninstallApps":["\#(testTopic)"]}"#)
+                    #expect(patch.status == 200)
+                }
+                let body = #"{"deviceToken":"\#(token)","payload":"{\"aps\":{}}","headers":{"apns-topic":"\#(testTopic)"}}"#
+                let verdict = try await apiRequest("POST", "\(server.httpBase)/api/v1/pushes/validate", body)
+                verdicts.append((verdict.json?["reason"] as? String) ?? "valid")
+            }
+            #expect(verdicts == ["valid", "Unregistered"])
+            #expect(try await apiRequest("DELETE", "\(server.httpBase)/api/v1/devices/\(deletedMeanwhile)").status == 204)
+            let listed = try await listedTokens(server)
+            #expect(listed.count == 298 && !listed.contains(deletedMeanwhile))
+            #expect(registry.isLoading, "still held")
+
+            gate.signal()
+            let deadline = Date().addingTimeInterval(30)
+            while registry.isLoading && Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(!registry.isLoading)
+            #expect(registry.deviceCount == 298)
+            statuses = []
+            for token in [deletedMeanwhile, stored[299], stored[261]] { statuses.append(try await pushStatus(server, token)) }
+            #expect(statuses == ["400 BadDeviceToken", "200", "410 Unregistered"])
+        }
+    }
+
+    /// One push to each token with h2load (auto-registering them), all accepted.
+    private func pushWithH2load(_ server: TestServer, _ tokens: [String], directory: String) async throws {
+        let uris = directory + "/uris.txt"
+        try tokens.map { "\(server.httpBase)/3/device/\($0)" }.joined(separator: "\n")
+            .write(toFile: uris, atomically: true, encoding: .utf8)
+        let payload = directory + "/payload.json"
+        try #"{"aps":{"alert":"hi"}}"#.write(toFile: payload, atomically: true, encoding: .utf8)
+        // One client: each of h2load's clients walks the list from its start.
+        let load = try await run("h2load", args: [
+            "-c1", "-m50", "-n\(tokens.count)", "-i", uris, "-d", payload, "-H", "apns-topic: \(testTopic)",
+            "-H", server.authorizationHeader,
+        ])
+        #expect(load.stdoutText.contains("status codes: \(tokens.count) 2xx"), "\(load)")
     }
 
     /// The status of one push over h2c, with Apple's reason for a rejection.

@@ -210,6 +210,11 @@ public protocol DeviceRepository: Sendable {
     /// with an offset would read the devices before each page again. `body` must not call the store (the SQLite
     /// store holds its reader connection for the whole pass: other reads wait, and one from `body` would never run).
     func forEachDevice(_ body: (DeviceRecord) throws -> Void) throws
+    /// The devices after `cursor` (0: from the first) in the order of ``devices(limit:offset:)``, at most `limit`
+    /// (at least 1), and the cursor to read on from (nil: there are no more). Each call is one short read: a
+    /// device deleted meanwhile is not returned, one added meanwhile comes in a later batch. The default reads
+    /// every device in one batch (a store kept in memory).
+    func devices(after cursor: Int64, limit: Int) throws -> (records: [DeviceRecord], next: Int64?)
     /// At least the number of devices, found without reading them all (to size tables before
     /// ``forEachDevice(_:)``): SQLite's largest rowid, which deletes leave behind.
     func deviceCountBound() throws -> Int
@@ -218,4 +223,13 @@ public protocol DeviceRepository: Sendable {
     func saveApp(_ app: AppRecord) throws
     func app(bundleID: String) throws -> AppRecord?
     func apps() throws -> [AppRecord]
+}
+
+extension DeviceRepository {
+    public func devices(after cursor: Int64, limit: Int) throws -> (records: [DeviceRecord], next: Int64?) {
+        guard cursor == 0 else { return ([], nil) }
+        var records: [DeviceRecord] = []
+        try forEachDevice { records.append($0) }
+        return (records, nil)
+    }
 }

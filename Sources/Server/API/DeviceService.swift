@@ -34,16 +34,6 @@ final class DeviceService: Sendable {
         events?.append(EventRecorder.deviceUpdated(change, token: token, device: device, at: clock.nowMilliseconds))
     }
 
-    /// Loads stored devices into the registry (at start), in one pass over the store.
-    func loadRegistry() throws {
-        // A bound far above the count (most devices deleted, the newest kept) would reserve room for nothing:
-        // at most 2M devices (about 130 MB of packed entries, keys and index), the table grows past that as it would.
-        registry.reserveDeviceCapacity(min(try devices.deviceCountBound(), 1 << 21))
-        try devices.forEachDevice { record in
-            if let device = Self.device(from: record) { registry.upsert(device) }
-        }
-    }
-
     /// Persists a device the provider endpoint auto-registered, on the push's own path and without
     /// waiting: the write (and its `device.updated` event) is queued ahead of the push's save, so it
     /// commits in the same group commit or an earlier one, and every API call after the push's 200

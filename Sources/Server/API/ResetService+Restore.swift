@@ -39,7 +39,8 @@ extension ResetService {
     /// the reset left of the same keys. The event log starts again (ids go on) with one `sandbox.reset` event
     /// (`cause` `restore`). Provider keys are compared with the configuration, never registered.
     func restore(_ document: SnapshotDocument) throws -> RestoreSummary {
-        try serial.withLock { _ in try performRestore(document) }
+        try waitForStoredDevices()
+        return try serial.withLock { _ in try performRestore(document) }
     }
 
     private func performRestore(_ document: SnapshotDocument) throws -> RestoreSummary {

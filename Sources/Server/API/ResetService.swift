@@ -73,7 +73,16 @@ final class ResetService: Sendable {
     /// Resets `scope` (see the type's documentation) and returns once everything is done.
     /// - Throws: A participant's or the store's error (500); what ran before it stays done.
     func reset(_ scope: ResetScope) throws -> ResetSummary {
-        try serial.withLock { _ in try performReset(scope) }
+        try waitForStoredDevices()
+        return try serial.withLock { _ in try performReset(scope) }
+    }
+
+    /// A reset or a restore replaces the registry's devices at once: not while stored ones are still coming in
+    /// after a start (the `RegistryLoader`). - Throws: 503 when they take over a minute more.
+    func waitForStoredDevices() throws {
+        guard parts.registry.waitUntilLoaded(seconds: 60) else {
+            throw APIError(status: 503, code: "loading", message: "The stored devices are still being loaded; try again")
+        }
     }
 
     private func performReset(_ scope: ResetScope) throws -> ResetSummary {

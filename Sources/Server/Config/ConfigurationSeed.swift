@@ -23,8 +23,8 @@ import Webhooks
 /// file's entry, with a warning when that replaces something different; a stored device without one (an
 /// earlier version never re-applied devices) is adopted as it is.
 enum ConfigurationSeed {
-    /// Applies teams' apps, `apps` and `devices`, then loads every stored app and device into the registry
-    /// the provider endpoint reads.
+    /// Applies teams' apps, `apps` and `devices`, then loads every stored app into the registry the provider
+    /// endpoint reads (its devices: the `RegistryLoader`, the next step of the start).
     static func apply(
         _ configuration: SandboxConfiguration, devices: DeviceService, store: any SandboxStore, logger: Logger
     ) throws {
@@ -79,7 +79,6 @@ enum ConfigurationSeed {
             try devices.save(stored)
         }
         for app in try store.apps() { devices.registry.upsert(App(bundleID: app.bundleID, teamID: app.teamID)) }
-        try devices.loadRegistry()
     }
 
     /// The record a device of the file gets when the store has none (and after a reset): online, its apps

@@ -38,14 +38,17 @@ final class ProviderEndpoint: Sendable {
     let realTime: any SandboxClock
     /// Counts every answer (`apns_sandbox_pushes_total`), authentication failure and applied fault.
     let metrics: SandboxMetrics?
+    /// While the stored devices load: a push to a token not loaded yet waits for its lookup (nil: never).
+    let loader: RegistryLoader?
 
     init(
         keys: ProviderKeyStore, registry: DeviceRegistry, sink: any PushRecordSink, settings: APNsSettings,
         listenerEnvironments: [String: APNsEnvironment], receiver: (any AcceptedPushReceiver)? = nil,
         clock: any SandboxClock, faults: FaultBook = FaultBook(), realTime: (any SandboxClock)? = nil,
-        metrics: SandboxMetrics? = nil, logger: Logger = Logger(label: "provider")
+        metrics: SandboxMetrics? = nil, loader: RegistryLoader? = nil, logger: Logger = Logger(label: "provider")
     ) {
         self.metrics = metrics
+        self.loader = loader
         self.faults = faults
         self.realTime = realTime ?? clock
         self.receiver = receiver
@@ -74,8 +77,36 @@ final class ProviderEndpoint: Sendable {
         return listenerEnvironments[request.connection.listenerName] ?? defaultEnvironment
     }
 
-    /// Validates the push; an accepted one is answered 200 once the receiver has committed it.
+    /// Validates the push; an accepted one is answered 200 once the receiver has committed it. While the stored
+    /// devices load, a push to a token not loaded yet is answered after its lookup in the store (500
+    /// `InternalServerError` when the store cannot be read).
     func respond(to request: HTTPRequest) -> HandlerResult {
+        guard let loader, registry.isLoading,
+            case .success(let token) = PushRequestValidator.deviceToken(method: request.method, path: request.path),
+            loader.needsLookup(token)
+        else { return respondKnowing(request) }
+        return .deferred { [self] respond in
+            loader.fill(token) { [self] filled in
+                guard filled else {
+                    let failure = APNsError(.internalServerError)
+                    let apnsID = PushRequestValidator.echoedAPNsID(in: request.headers.fields.map { (name: $0.name, value: $0.value) })
+                        ?? UUIDGenerator.makeTimeOrdered(unixMilliseconds: clock.nowMilliseconds)
+                    respond(HTTPResponse(
+                        status: failure.status, headers: ["apns-id": apnsID, "content-type": "application/json"],
+                        body: failure.jsonBody))
+                    return
+                }
+                switch respondKnowing(request) {
+                case .response(let response): respond(response)
+                case .deferred(let answer): answer(respond)
+                case .stream, .blocking: preconditionFailure("the provider endpoint answers at once or deferred")
+                }
+            }
+        }
+    }
+
+    /// ``respond(to:)`` once the registry can answer for the push's device.
+    private func respondKnowing(_ request: HTTPRequest) -> HandlerResult {
         let (response, accepted, latency, tally) = evaluate(request)
         guard let accepted, let receiver else {
             count(tally, request)

@@ -8,7 +8,8 @@ import Sandbox
 /// path and device token, headers (``PushChecks/headers(_:)``), the topic (``PushChecks/topic(_:)``, as on a
 /// token connection: `MissingTopic`), an unknown app without `apns.autoRegisterApps` (`TopicDisallowed`), the
 /// payload (``PushRequestValidator/payload(_:pushType:)``), then the device (``DeviceRegistry/check(token:environment:bundleID:now:)``:
-/// unknown-token policy, environment, `DeviceTokenNotForTopic`, `Unregistered`). Cheap: no I/O, one lock.
+/// unknown-token policy, environment, `DeviceTokenNotForTopic`, `Unregistered`). Cheap: no I/O, one lock — but
+/// while the stored devices load it runs on a worker, where a token not loaded yet is looked up in the store.
 struct PushValidationRoutes: Sendable {
     struct Request: APIRequestBody {
         static let fields = ["deviceToken", "headers", "payload", "environment"]
@@ -49,14 +50,19 @@ struct PushValidationRoutes: Sendable {
     let registry: DeviceRegistry
     let settings: APNsSettings
     let clock: any SandboxClock
+    /// While the stored devices load (nil: never).
+    var loader: RegistryLoader?
 
     func register(on router: inout Router) {
         router.post("/api/v1/pushes/validate") { [self] request, _ in
-            .response(try .json(encoding: validate(body: request.body)))
+            guard registry.isLoading else { return .response(try .json(encoding: validate(body: request.body))) }
+            return .blocking { [self] in try .json(encoding: validate(body: request.body, looksUp: true)) }
         }
     }
 
-    func validate(body: [UInt8]) throws -> Verdict {
+    /// - Parameter looksUp: Whether a token the registry has not loaded yet is looked up in the store first
+    ///   (blocking: only on a worker thread).
+    func validate(body: [UInt8], looksUp: Bool = false) throws -> Verdict {
         guard let request = try APIBody.decode(Request.self, from: body, allowEmpty: false) else {
             throw APIError(status: 400, code: "invalid_json", message: "A JSON object is required")
         }
@@ -72,7 +78,7 @@ struct PushValidationRoutes: Sendable {
         var verdict = Verdict(valid: true, status: 200, reason: nil, message: "APNs would accept this push",
                               pushType: "alert", priority: 10, payloadBytes: bytes.count, maxPayloadBytes: PushType.alert.maxPayloadBytes)
         if let error = firstFailure(deviceToken: deviceToken, headerList: headerList, payload: bytes,
-                                    environment: environment, verdict: &verdict) {
+                                    environment: environment, looksUp: looksUp, verdict: &verdict) {
             verdict.valid = false
             verdict.status = error.status
             verdict.reason = error.reason.rawValue
@@ -83,7 +89,7 @@ struct PushValidationRoutes: Sendable {
 
     private func firstFailure(
         deviceToken: String, headerList: [(name: String, value: String)], payload: [UInt8],
-        environment: APNsEnvironment, verdict: inout Verdict
+        environment: APNsEnvironment, looksUp: Bool, verdict: inout Verdict
     ) -> APNsError? {
         let token: DeviceToken
         switch PushRequestValidator.deviceToken(method: "POST", path: "/3/device/\(deviceToken)"[...]) {
@@ -105,6 +111,7 @@ struct PushValidationRoutes: Sendable {
         }
         if registry.app(bundleID: bundleID) == nil, !settings.autoRegisterApps { return APNsError(.topicDisallowed) }
         if case .failure(let error) = PushRequestValidator.payload(payload, pushType: headers.pushType) { return error }
+        if looksUp, let loader, !loader.fillNow(token) { return APNsError(.internalServerError) }
         let now = clock.nowMilliseconds
         return registry.check(token: token, environment: environment, bundleID: bundleID, now: now)
     }

@@ -91,6 +91,7 @@ func makeTemporaryDirectory(_ prefix: String = "apns-sandbox-e2e") throws -> Str
 func withServer<T>(
     logLevel: Logger.Level = .warning,
     configure: (inout SandboxConfiguration) -> Void = { _ in },
+    beforeStart: (SandboxServer) -> Void = { _ in },
     _ body: (TestServer) async throws -> T
 ) async throws -> T {
     let dataDirectory = try makeTemporaryDirectory()
@@ -129,6 +130,7 @@ func withServer<T>(
     let server: SandboxServer
     do {
         server = try SandboxServer(configuration: configuration, logger: logger)
+        beforeStart(server)
         try server.start()
     } catch {
         try? FileManager.default.removeItem(atPath: dataDirectory)
