@@ -56,6 +56,11 @@ let package = Package(
             name: "ExampleNotificationService", dependencies: ["ServiceExtensionKit", "COpenSSL"],
             path: "Examples/NotificationService", swiftSettings: strict),
 
+        // The fuzz targets (scripts/fuzz builds them with libFuzzer; a plain build replays inputs).
+        .executableTarget(
+            name: "apns-sandbox-fuzz", dependencies: ["APNsProtocol", "HTTP"], path: "Fuzz/Sources",
+            swiftSettings: strict + [.unsafeFlags(["-parse-as-library"])]),
+
         // posix_spawn for the tests' child processes (Foundation's Process.run crashes on 6.3.1 Linux).
         .target(name: "TestProcessSupport", path: "Tests/TestProcessSupport", swiftSettings: strict),
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),

@@ -1,0 +1,126 @@
+// APNs Sandbox — fuzz targets (libFuzzer): one executable, the target named by `APNS_SANDBOX_FUZZ_TARGET`.
+//
+// Built by `scripts/fuzz` with `-sanitize=fuzzer -D FUZZING`: libFuzzer's `main` drives `LLVMFuzzerTestOneInput`.
+// Built plainly (`swift build`, as every target is), it replays files instead: `apns-sandbox-fuzz TARGET FILE...`
+// runs each input once and exits 0 unless one crashes — how a crash file from a fuzz run is re-run under a debugger.
+import APNsProtocol
+import Glibc
+import HTTP
+
+/// The targets: each takes any bytes and must neither crash nor hang on them.
+enum FuzzTargets {
+    static let all: [String: @Sendable ([UInt8]) -> Void] = [
+        "http1": http1,
+        "json": json,
+        "provider-token": providerToken,
+        "push": push,
+    ]
+
+    /// The HTTP/1.1 request parser, fed the input in two parts (the first byte says where it splits), reading
+    /// every event until it wants more data or fails.
+    static func http1(_ input: [UInt8]) {
+        var parser = HTTP1Parser(limits: HTTP1Limits())
+        let split = input.isEmpty ? 0 : Int(input[0]) % input.count
+        for part in [input[..<split], input[split...]] {
+            parser.append(part)
+            var events = 0
+            while events < 10_000 {
+                events += 1
+                switch parser.next() {
+                case .needMoreData, .error: events = .max
+                case .expectContinue, .request: continue
+                }
+            }
+        }
+    }
+
+    /// The JSON reader: a document it accepts is written back and must read back the same.
+    static func json(_ input: [UInt8]) {
+        guard let parsed = try? JSON.parse(input) else { return }
+        let again = try? JSON.parse(parsed.serializedBytes)
+        precondition(again == parsed, "JSON: a written document reads back differently")
+    }
+
+    /// The provider token (JWT) parser, given the input as an `authorization` header value.
+    static func providerToken(_ input: [UInt8]) {
+        _ = ProviderToken.parse(authorization: String(decoding: input, as: UTF8.self))
+    }
+
+    /// The APNs header checks and payload validator: the input's first line is `name: value` headers separated by
+    /// `|`, the rest the payload.
+    static func push(_ input: [UInt8]) {
+        let newline = input.firstIndex(of: 0x0A) ?? input.endIndex
+        let headerText = String(decoding: input[..<newline], as: UTF8.self)
+        let headers = headerText.split(separator: "|").map { field in
+            let parts = field.split(separator: ":", maxSplits: 1)
+            return (name: String(parts.first ?? "").lowercased(), value: String(parts.count > 1 ? parts[1] : ""))
+        }
+        let body = Array(input[min(newline + 1, input.endIndex)...])
+        let pushType = (try? PushRequestValidator.headers(headers).get())?.pushType
+        _ = PushRequestValidator.payload(body, pushType: pushType)
+    }
+}
+
+/// A line on standard error.
+func complain(_ line: String) {
+    let text = line + "\n"
+    _ = text.withCString { write(2, $0, strlen($0)) }
+}
+
+#if FUZZING
+/// libFuzzer's driver, for a `main` of our own (SwiftPM names the executable's entry point).
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+) -> CInt
+
+nonisolated(unsafe) private var selected: (@Sendable ([UInt8]) -> Void)?
+
+/// The entry libFuzzer's library refers to (the driver below is given the same function).
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    selected?(size == 0 ? [] : Array(UnsafeBufferPointer(start: data, count: size)))
+    return 0
+}
+
+@main struct Fuzz {
+    static func main() {
+        guard let name = getenv("APNS_SANDBOX_FUZZ_TARGET").map({ String(cString: $0) }), let target = FuzzTargets.all[name]
+        else {
+            complain("APNS_SANDBOX_FUZZ_TARGET must name one of: \(FuzzTargets.all.keys.sorted().joined(separator: ", "))")
+            exit(2)
+        }
+        selected = target
+        var argc = CommandLine.argc
+        var argv = CommandLine.unsafeArgv
+        exit(LLVMFuzzerRunDriver(&argc, &argv) { data, size in fuzzerTestOneInput(data, size) })
+    }
+}
+#else
+@main struct Replay {
+    static func main() {
+        let arguments = CommandLine.arguments.dropFirst()
+        guard let name = arguments.first, let target = FuzzTargets.all[name] else {
+            complain("usage: apns-sandbox-fuzz TARGET FILE... (targets: \(FuzzTargets.all.keys.sorted().joined(separator: ", ")))")
+            exit(2)
+        }
+        for path in arguments.dropFirst() {
+            guard let file = fopen(path, "rb") else {
+                complain("apns-sandbox-fuzz: cannot open \(path)")
+                exit(1)
+            }
+            var input: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = fread(&chunk, 1, chunk.count, file)
+                if count <= 0 { break }
+                input += chunk[..<count]
+            }
+            fclose(file)
+            target(input)
+        }
+        print("apns-sandbox-fuzz: \(arguments.count - 1) inputs of \(name) ran")
+    }
+}
+#endif
