@@ -4,6 +4,7 @@
 // Built plainly (`swift build`, as every target is), it replays files instead: `apns-sandbox-fuzz TARGET FILE...`
 // runs each input once and exits 0 unless one crashes — how a crash file from a fuzz run is re-run under a debugger.
 import APNsProtocol
+import Crypto
 import Glibc
 import HTTP
 
@@ -41,10 +42,24 @@ enum FuzzTargets {
         precondition(again == parsed, "JSON: a written document reads back differently")
     }
 
-    /// The provider token (JWT) parser, given the input as an `authorization` header value.
+    /// The provider token (JWT) parser, given the input as an `authorization` header value, and the ES256 check of
+    /// what it parses (raw `r||s` or DER) with the demo key, whose seed token verifies.
     static func providerToken(_ input: [UInt8]) {
-        _ = ProviderToken.parse(authorization: String(decoding: input, as: UTF8.self))
+        guard case .success(let token) = ProviderToken.parse(authorization: String(decoding: input, as: UTF8.self))
+        else { return }
+        _ = demoKey.verify(signature: token.signature, message: token.signingInput)
     }
+
+    /// The repository's demo key (scripts/fuzz runs from the repository), else a new one.
+    static let demoKey: ES256PublicKey = {
+        if let pem = readFile("config/keys/AuthKey_DEMOKEY123.p8"),
+            let key = try? ES256PrivateKey(pem: String(decoding: pem, as: UTF8.self))
+        {
+            return key.publicKey
+        }
+        guard let key = try? ES256PrivateKey.generate() else { fatalError("no P-256 key") }
+        return key.publicKey
+    }()
 
     /// The APNs header checks and payload validator: the input's first line is `name: value` headers separated by
     /// `|`, the rest the payload.
@@ -58,6 +73,19 @@ enum FuzzTargets {
         let body = Array(input[min(newline + 1, input.endIndex)...])
         let pushType = (try? PushRequestValidator.headers(headers).get())?.pushType
         _ = PushRequestValidator.payload(body, pushType: pushType)
+    }
+}
+
+/// The bytes of a file, nil when it cannot be opened.
+func readFile(_ path: String) -> [UInt8]? {
+    guard let file = fopen(path, "rb") else { return nil }
+    defer { fclose(file) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let count = fread(&chunk, 1, chunk.count, file)
+        if count <= 0 { return bytes }
+        bytes += chunk[..<count]
     }
 }
 
@@ -106,18 +134,10 @@ public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CI
             exit(2)
         }
         for path in arguments.dropFirst() {
-            guard let file = fopen(path, "rb") else {
+            guard let input = readFile(path) else {
                 complain("apns-sandbox-fuzz: cannot open \(path)")
                 exit(1)
             }
-            var input: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let count = fread(&chunk, 1, chunk.count, file)
-                if count <= 0 { break }
-                input += chunk[..<count]
-            }
-            fclose(file)
             target(input)
         }
         print("apns-sandbox-fuzz: \(arguments.count - 1) inputs of \(name) ran")
