@@ -149,8 +149,10 @@ public final class DeviceRegistry: Sendable {
     @discardableResult
     public func uninstall(bundleID: String, from token: DeviceToken, at time: Int64) -> Bool {
         shard(for: token).state.withLock { state in
+            // Settled only when it held the device: a stored device not loaded yet must still come in.
+            guard state.devices.uninstall(bundleID: bundleID, from: token, at: time) else { return false }
             state.settled?.insert(token)
-            return state.devices.uninstall(bundleID: bundleID, from: token, at: time)
+            return true
         }
     }
 

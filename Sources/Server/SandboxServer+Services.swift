@@ -33,7 +33,8 @@ extension SandboxServer {
     /// The server's services in start order. `shutdown()` stops them in reverse, which is the order that
     /// matters: not ready → event streams ended (open streams would hold the drain until its deadline) →
     /// listeners drained → event loops → HTTP worker pool → webhook dispatcher → curl sender → retention →
-    /// device registry load → webhook outbox → extension runtime → attachment sweeper → store → the lock.
+    /// device registry load → delivery timers → webhook outbox → extension runtime → attachment sweeper → store →
+    /// the lock.
     static func services(_ parts: Parts) -> ServiceGroup {
         let configuration = parts.configuration
         let logger = parts.logger
@@ -67,14 +68,15 @@ extension SandboxServer {
                 try ConfigurationSeed.apply(configuration, devices: devices, store: store, logger: logger)
                 registry.onAutoRegister { device in devices.autoRegistered(device) }
             }),
-            // The first batch of stored devices now (all of a small store), the rest while the server answers.
-            parts.registryLoader,
             // After the extension runtime started: the notifications its previous run's instances were
             // running are finalised here (original-crash), not run again.
             // Recovery (and every push after it) arms device timers: expiry, storage, batches, save retries.
             // Stopping cancels them all, also when recovery itself failed halfway.
             ServiceStep("delivery timers", stop: { engine.stop() }),
             ServiceStep("recovery", start: { try engine.recover() }),
+            // The first batch of stored devices now (all of a small store), the rest while the server answers; stops
+            // (with its queued lookups, which hand pushes to the engine) before the engine's timers do.
+            parts.registryLoader,
             // Its stop is the same `close()` as "event streams" below, by then already done.
             ServiceStep("event hub", start: { eventHub.start() }, stop: { eventHub.close() }),
             ServiceStep("retention", start: { retention.start() }, stop: { retention.stop() }),

@@ -4,8 +4,8 @@ import Sandbox
 
 /// Encodes and decodes ``Sandbox/DeviceRecord`` in ``BinaryWriter``'s format.
 ///
-/// Every auto-registered device is encoded on its first push's path, and every stored device is decoded at
-/// start (into the registry): Foundation's JSON coders took about 50 µs a device there, a minute for a million
+/// Every auto-registered device is encoded on its first push's path, and every stored device is decoded after a
+/// start (into the registry, in batches while serving): Foundation's JSON coders took about 50 µs a device there, a minute for a million
 /// devices. Rows written before this format hold sorted-key JSON, whose first byte is `{`; they are still read
 /// (``decode(_:)``) and are rewritten in this format by their next change.
 ///

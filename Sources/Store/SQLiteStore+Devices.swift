@@ -143,23 +143,29 @@ extension SQLiteStore {
         }
     }
 
-    /// By rowid (the listing order), one statement on the reader connection per batch.
-    public func devices(after cursor: Int64, limit: Int) throws -> (records: [DeviceRecord], next: Int64?) {
+    /// By rowid (the listing order), one statement on the reader connection per batch; the rows are decoded after
+    /// it (a push's device read waits for that connection meanwhile). A row that does not decode is left out and
+    /// counted (the load goes on past it; a push to its token reads the row again, and fails).
+    public func devices(after cursor: Int64, limit: Int) throws -> (records: [DeviceRecord], next: Int64?, unreadable: Int) {
         let limit = max(limit, 1)
-        return try read { connection in
+        let (rows, last) = try read { connection in
             try connection.withStatement("SELECT rowid, record FROM devices WHERE rowid > ? ORDER BY rowid LIMIT ?") { statement in
                 try statement.bind(cursor, at: 1)
                 try statement.bind(limit, at: 2)
-                var records: [DeviceRecord] = []
-                records.reserveCapacity(limit)
+                var rows: [[UInt8]] = []
+                rows.reserveCapacity(limit)
                 var last = cursor
                 while try statement.step() {
                     last = statement.int64(at: 0)
-                    records.append(try DeviceRecordCodec.decode(statement.bytes(at: 1)))
+                    rows.append(statement.bytes(at: 1))
                 }
-                return (records, records.count < limit ? nil : last)
+                return (rows, last)
             }
         }
+        var records: [DeviceRecord] = []
+        records.reserveCapacity(rows.count)
+        for row in rows { if let record = try? DeviceRecordCodec.decode(row) { records.append(record) } }
+        return (records, rows.count < limit ? nil : last, rows.count - records.count)
     }
 
     public func deviceCountBound() throws -> Int {

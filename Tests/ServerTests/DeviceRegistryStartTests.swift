@@ -64,7 +64,6 @@ import Testing
         }
         let (late, uninstalled, deleted, deletedMeanwhile) = (stored[250], stored[290], stored[280], stored[270])
         let gate = DispatchSemaphore(value: 0)
-        defer { gate.signal() }
         try await withServer(configure: { configuration in
             configuration.dataDirectory = directory
             configuration.apns.unknownDeviceTokens = .strict
@@ -74,6 +73,8 @@ import Testing
                 tuning.beforeBatch = { loaded in if loaded == 100 { gate.wait() } }
             }
         }) { server in
+            // Released before the shutdown whatever happens (it waits for the load's thread).
+            defer { gate.signal() }
             let registry = server.server.registry
             #expect(registry.isLoading && registry.deviceCount == 100)
             #expect(registry.device(token: DeviceToken(hex: late)!) == nil)

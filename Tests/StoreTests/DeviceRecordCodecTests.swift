@@ -96,4 +96,31 @@ import Testing
         try reopened.forEachDevice { listed.append($0) }
         #expect(listed == [full, changed])
     }
+
+    /// The batches of a start's background load: in rowid order from a cursor, `next` nil after the last, and a
+    /// damaged row left out and counted (the load goes on past it) instead of failing the batch.
+    @Test func batchesGoInOrderAndLeaveOutADamagedRow() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("devices.sqlite")
+        let store = try SQLiteStore(path: path)
+        let records = (0..<5).map { index in
+            var record = full
+            record.token = String(format: "%064x", index)
+            return record
+        }
+        for record in records { try store.saveDevice(record) }
+        store.close()
+        let connection = try SQLiteConnection(path: path, readOnly: false)
+        try SQLiteStore.upsertDevice(token: records[2].token, record: [DeviceRecordCodec.currentVersion, 0xFF], on: connection)
+        connection.close()
+
+        let reopened = try SQLiteStore(path: path)
+        defer { reopened.close() }
+        let first = try reopened.devices(after: 0, limit: 2)
+        #expect(first.records == Array(records[0..<2]) && first.unreadable == 0)
+        let second = try reopened.devices(after: try #require(first.next), limit: 2)
+        #expect(second.records == [records[3]] && second.unreadable == 1, "the damaged row is counted, not returned")
+        let third = try reopened.devices(after: try #require(second.next), limit: 2)
+        #expect(third.records == [records[4]] && third.next == nil && third.unreadable == 0)
+    }
 }

@@ -211,12 +211,12 @@ public protocol DeviceRepository: Sendable {
     /// store holds its reader connection for the whole pass: other reads wait, and one from `body` would never run).
     func forEachDevice(_ body: (DeviceRecord) throws -> Void) throws
     /// The devices after `cursor` (0: from the first) in the order of ``devices(limit:offset:)``, at most `limit`
-    /// (at least 1), and the cursor to read on from (nil: there are no more). Each call is one short read: a
-    /// device deleted meanwhile is not returned, one added meanwhile comes in a later batch. The default reads
-    /// every device in one batch (a store kept in memory).
-    func devices(after cursor: Int64, limit: Int) throws -> (records: [DeviceRecord], next: Int64?)
-    /// At least the number of devices, found without reading them all (to size tables before
-    /// ``forEachDevice(_:)``): SQLite's largest rowid, which deletes leave behind.
+    /// (at least 1), the cursor to read on from (nil: there are no more), and how many stored devices of the batch
+    /// could not be read (left out). Each call is one short read: a device deleted meanwhile is not returned, one
+    /// added meanwhile comes in a later batch. The default reads every device in one batch (a store in memory).
+    func devices(after cursor: Int64, limit: Int) throws -> (records: [DeviceRecord], next: Int64?, unreadable: Int)
+    /// At least the number of devices, found without reading them all (to size tables before loading them):
+    /// SQLite's largest rowid, which deletes leave behind.
     func deviceCountBound() throws -> Int
     @discardableResult
     func deleteDevice(token: String) throws -> Bool
@@ -226,10 +226,10 @@ public protocol DeviceRepository: Sendable {
 }
 
 extension DeviceRepository {
-    public func devices(after cursor: Int64, limit: Int) throws -> (records: [DeviceRecord], next: Int64?) {
-        guard cursor == 0 else { return ([], nil) }
+    public func devices(after cursor: Int64, limit: Int) throws -> (records: [DeviceRecord], next: Int64?, unreadable: Int) {
+        guard cursor == 0 else { return ([], nil, 0) }
         var records: [DeviceRecord] = []
         try forEachDevice { records.append($0) }
-        return (records, nil)
+        return (records, nil, 0)
     }
 }

@@ -31,6 +31,9 @@ final class RegistryLoader: Service {
     private let lookups = DispatchQueue(label: "apns-sandbox.registry-lookups")
     private let stopping = Atomic<Bool>(false)
     private let running = DispatchGroup()
+    /// Tokens with pushes waiting on the lookup queue: a later push to one of them queues behind them (else it
+    /// could be accepted first, on its loop, while the earlier one waits).
+    private let queued = Mutex<[DeviceToken: Int]>([:])
 
     init(registry: DeviceRegistry, devices: any DeviceRepository, logger: Logger) {
         self.registry = registry
@@ -52,6 +55,7 @@ final class RegistryLoader: Service {
         registry.beginLoading()
         let first = try devices.devices(after: 0, limit: batchSize)
         registry.load(first.records.compactMap(DeviceService.device(from:)))
+        reportUnreadable(first.unreadable)
         guard let cursor = first.next else {
             registry.finishLoading()
             return
@@ -66,10 +70,19 @@ final class RegistryLoader: Service {
         }
     }
 
-    /// Ends the background load (after its current batch) and waits for it; lookups already queued still run.
+    /// Ends the background load (after its current batch) and waits for it and for the lookups queued (each
+    /// answers at once from now on: 500, the server is stopping).
     func stop() {
         stopping.store(true, ordering: .relaxed)
         running.wait()
+        lookups.sync {}
+    }
+
+    private func reportUnreadable(_ count: Int) {
+        guard count > 0 else { return }
+        logger.error("stored devices could not be read (damaged rows) and are left out of the registry", [
+            ("devices", "\(count)"),
+        ])
     }
 
     private func loadRest(
@@ -83,6 +96,7 @@ final class RegistryLoader: Service {
             do {
                 let batch = try devices.devices(after: cursor, limit: batchSize)
                 registry.load(batch.records.compactMap(DeviceService.device(from:)))
+                reportUnreadable(batch.unreadable)
                 loaded += batch.records.count
                 guard let next = batch.next else {
                     registry.finishLoading()
@@ -103,13 +117,25 @@ final class RegistryLoader: Service {
 
     private static func rounded(_ seconds: Double) -> String { String(format: "%.3f", seconds) }
 
-    /// Whether a push to `token` must wait for ``fill(_:then:)`` first (only while loading).
-    func needsLookup(_ token: DeviceToken) -> Bool { registry.needsLookup(token) }
+    /// Whether a push to `token` must go through ``fill(_:then:)`` (only while loading): the token is not loaded yet,
+    /// or an earlier push to it is still queued there.
+    func mustWait(_ token: DeviceToken) -> Bool {
+        guard registry.isLoading else { return false }
+        return queued.withLock { $0[token] != nil } || registry.needsLookup(token)
+    }
 
-    /// Looks `token` up in the store and gives the registry what it found, then calls `then` on the lookup queue:
-    /// true when the registry can now answer for the token, false when the store could not be read (logged).
+    /// Looks `token` up in the store (unless the registry already answers for it) and gives the registry what it
+    /// found, then calls `then` on the lookup queue, in the order of the calls: true when the registry can now answer
+    /// for the token, false when the store could not be read (logged) or the server is stopping. What `then` starts
+    /// synchronously (a push handed to the delivery engine) is done before a later push to the token goes by.
     func fill(_ token: DeviceToken, then: @escaping @Sendable (Bool) -> Void) {
-        lookups.async { [self] in then(fillNow(token)) }
+        queued.withLock { $0[token, default: 0] += 1 }
+        lookups.async { [self] in
+            then(!stopping.load(ordering: .relaxed) && fillNow(token))
+            queued.withLock { queued in
+                if let count = queued[token], count > 1 { queued[token] = count - 1 } else { queued[token] = nil }
+            }
+        }
     }
 
     /// ``fill(_:then:)`` on the calling thread (a worker's, never an event loop's). - Returns: as `then` gets.

@@ -83,7 +83,7 @@ final class ProviderEndpoint: Sendable {
     func respond(to request: HTTPRequest) -> HandlerResult {
         guard let loader, registry.isLoading,
             case .success(let token) = PushRequestValidator.deviceToken(method: request.method, path: request.path),
-            loader.needsLookup(token)
+            loader.mustWait(token)
         else { return respondKnowing(request) }
         return .deferred { [self] respond in
             loader.fill(token) { [self] filled in
