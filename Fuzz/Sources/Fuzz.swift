@@ -5,17 +5,63 @@
 // runs each input once and exits 0 unless one crashes — how a crash file from a fuzz run is re-run under a debugger.
 import APNsProtocol
 import Crypto
+import ExtensionRuntime
+import Foundation
 import Glibc
 import HTTP
+import Server
 
 /// The targets: each takes any bytes and must neither crash nor hang on them.
 enum FuzzTargets {
     static let all: [String: @Sendable ([UInt8]) -> Void] = [
+        "config": config,
+        "extension-output": extensionOutput,
         "http1": http1,
         "json": json,
         "provider-token": providerToken,
         "push": push,
     ]
+
+    /// The configuration file's decoder and its checks; a configuration it accepts, encoded, decodes the same.
+    static func config(_ input: [UInt8]) {
+        guard let decoded = try? SandboxConfiguration.decode(input, source: "fuzz") else { return }
+        _ = try? decoded.validate()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let encoded = try? encoder.encode(decoded) else {
+            preconditionFailure("config: a decoded configuration does not encode")
+        }
+        let again = try? SandboxConfiguration.decode(Array(encoded), source: "fuzz")
+        precondition(again == decoded, "config: an encoded configuration decodes differently")
+    }
+
+    /// What an exec extension writes (its standard output in up to three chunks, the first two bytes say where they
+    /// split, read into lines and messages) and what a webhook extension answers (the whole input as a 200 body).
+    /// Splitting must not change the lines; content read back from its own JSON must be the same content.
+    static func extensionOutput(_ input: [UInt8]) {
+        let first = input.isEmpty ? 0 : Int(input[0]) % (input.count + 1)
+        let second = input.count < 2 ? first : max(first, Int(input[1]) * 4 % (input.count + 1))
+        var whole = ExtensionOutputLines()
+        let unsplit = whole.append(input, eof: true, maxLineBytes: .max).lines
+        var chunked = ExtensionOutputLines()
+        var bounded = ExtensionOutputLines()
+        var lines: [[UInt8]] = []
+        for (index, part) in [input[..<first], input[first..<second], input[second...]].enumerated() {
+            lines += chunked.append(Array(part), eof: index == 2, maxLineBytes: .max).lines
+            _ = bounded.append(Array(part), eof: index == 2, maxLineBytes: 64)
+        }
+        precondition(lines == unsplit, "extension-output: lines depend on how the output was split")
+        for line in lines {
+            guard case .content(let content) = ExtensionMessage.execLine(line) else { continue }
+            let message = JSON.object([("type", .string("content")), ("content", content.json)])
+            precondition(ExtensionMessage.execLine(message.serializedBytes) == .content(content),
+                         "extension-output: content written back reads differently")
+        }
+        if case .success(let content) = ExtensionMessage.webhookBody(input) {
+            precondition(ExtensionMessage.webhookBody(content.json.serializedBytes) == .success(content),
+                         "extension-output: a webhook's content written back reads differently")
+        }
+    }
 
     /// The HTTP/1.1 request parser, fed the input in two parts (the first byte says where it splits), reading
     /// every event until it wants more data or fails.

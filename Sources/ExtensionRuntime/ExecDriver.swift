@@ -36,7 +36,7 @@ final class ExecDriver: InstanceDriver {
         var isSettled = false
         /// `timeWillExpire` came before the process existed.
         var expirePending = false
-        var stdoutBuffer: [UInt8] = []
+        var stdoutLines = ExtensionOutputLines()
         var stderrBuffer: [UInt8] = []
         var stderrCaptured = 0
         var stderrTruncated = false
@@ -281,52 +281,24 @@ final class ExecDriver: InstanceDriver {
     // MARK: stdout and stderr
 
     private func stdout(_ bytes: [UInt8], eof: Bool, _ instance: Instance) {
-        var lines: [[UInt8]] = []
         let maxLine = instance.context.settings.maxMessageBytes
-        let overlong = state.withLock { state -> Bool in
-            state.stdoutBuffer += bytes
-            while let newline = state.stdoutBuffer.firstIndex(of: UInt8(ascii: "\n")) {
-                lines.append(Array(state.stdoutBuffer[..<newline]))
-                state.stdoutBuffer.removeSubrange(...newline)
+        let (lines, overlong) = state.withLock { $0.stdoutLines.append(bytes, eof: eof, maxLineBytes: maxLine) }
+        for line in lines {
+            switch ExtensionMessage.execLine(line) {
+            case .blank:
+                break
+            case .content(let content):
+                instance.contentHandlerCalled(content)
+            case .log(let message):
+                instance.note(.log, message)
+            case .unknown(let type, let excerpt):
+                instance.note(.outputIgnored, "unknown message type \(type.map { "\"\($0)\"" } ?? "(none)"): " + excerpt)
+            case .invalid(let problem):
+                protocolError(problem, instance)
             }
-            if eof {
-                if !state.stdoutBuffer.isEmpty { lines.append(state.stdoutBuffer) }
-                state.stdoutBuffer = []
-            }
-            if state.stdoutBuffer.count > maxLine {
-                state.stdoutBuffer = []
-                return true
-            }
-            return false
         }
-        for line in lines { handleLine(line, instance) }
-        if overlong { protocolError("a stdout line is longer than \(maxLine) bytes", instance) }
-    }
-
-    private func handleLine(_ raw: [UInt8], _ instance: Instance) {
-        var line = raw
-        if line.last == UInt8(ascii: "\r") { line.removeLast() }
-        guard line.contains(where: { $0 != 0x20 && $0 != 0x09 }) else { return }
-        guard let message = try? JSON.parse(line), message.members != nil else {
-            protocolError("stdout is not the protocol (a JSON object per line): \(Self.excerpt(line))", instance)
-            return
-        }
-        switch message["type"]?.string {
-        case "content":
-            guard let body = message["content"] else {
-                protocolError("a content message without a content object", instance)
-                return
-            }
-            do {
-                instance.contentHandlerCalled(try ExtensionContent(json: body))
-            } catch {
-                protocolError("invalid content: \(error)", instance)
-            }
-        case "log":
-            instance.note(.log, message["message"]?.text ?? message["message"].map(\.serialized) ?? "")
-        case let type:
-            instance.note(.outputIgnored, "unknown message type \(type.map { "\"\($0)\"" } ?? "(none)"): "
-                          + Self.excerpt(line))
+        if overlong {
+            protocolError("a stdout line is longer than \(maxLine) bytes", instance)
         }
     }
 
@@ -366,10 +338,5 @@ final class ExecDriver: InstanceDriver {
         }
         for line in lines { instance.note(.stderr, line) }
         if truncatedNow { instance.note(.stderr, "… (stderr beyond \(limit) bytes is not kept)") }
-    }
-
-    private static func excerpt(_ line: [UInt8]) -> String {
-        let text = String(decoding: line.prefix(200), as: UTF8.self)
-        return line.count > 200 ? text + "…" : text
     }
 }

@@ -7,7 +7,7 @@ import Sandbox
 /// `userInfo` is the **whole payload**, `aps` included, as on iOS. In JSON (the exec protocol's `content`
 /// object, a webhook's response body) absent or null fields are nil: content handed back is complete, as a
 /// `mutableCopy()` of the request's content is, so leaving a field out removes it.
-struct ExtensionContent: Sendable, Equatable {
+public struct ExtensionContent: Sendable, Equatable {
     var title: String?
     var subtitle: String?
     var body: String?
@@ -101,7 +101,7 @@ struct ExtensionContent: Sendable, Equatable {
     }
 
     /// The `content` object of the exec protocol (absent fields omitted).
-    var json: JSON {
+    public var json: JSON {
         var members: [(String, JSON)] = []
         func add(_ key: String, _ value: String?) {
             if let value { members.append((key, .string(value))) }

@@ -73,18 +73,12 @@ final class RemoteExtensionDriver: InstanceDriver {
             report(error: "webhook answered HTTP \(response.status) after \(elapsed) ms: "
                    + String(decoding: response.body.prefix(200), as: UTF8.self), instance)
         case .success(let response):
-            guard let value = try? JSON.parse(response.body), value.members != nil else {
-                report(error: "webhook response is not a JSON object: "
-                       + String(decoding: response.body.prefix(200), as: UTF8.self), instance)
-                return
-            }
-            let body = value["type"]?.string == "content" ? (value["content"] ?? .null) : value
-            do {
-                let content = try ExtensionContent(json: body)
+            switch ExtensionMessage.webhookBody(response.body) {
+            case .success(let content):
                 instance.note(.log, "webhook answered HTTP 200 after \(elapsed) ms")
                 instance.contentHandlerCalled(content)
-            } catch {
-                report(error: "webhook response is not content: \(error)", instance)
+            case .failure(let problem):
+                report(error: problem.description, instance)
             }
         }
     }

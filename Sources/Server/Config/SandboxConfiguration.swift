@@ -138,22 +138,29 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigurationError("cannot read configuration file \(path)")
         }
+        var configuration = try decode(Array(data), source: path)
+        // `my.json` (a bare name) lives in the working directory: its relative paths are taken from
+        // there, not from `/`.
+        let directory = (path as NSString).deletingLastPathComponent
+        configuration.baseDirectory = directory.isEmpty ? "." : directory
+        return configuration
+    }
+
+    /// Reads a JSON configuration from its bytes (not yet validated: see ``validate()``); `source` names it in
+    /// errors. Fuzzed (`apns-sandbox-fuzz config`).
+    /// - Throws: ``ConfigurationError`` naming the line and column of a syntax error, or the key and what is wrong.
+    public static func decode(_ bytes: [UInt8], source: String) throws -> SandboxConfiguration {
         // The sandbox's own strict reader first: Foundation's decoder lets trailing commas and the like
         // through, and its syntax errors say little about where.
         let tree: JSON
         do {
-            tree = try JSON.parse(Array(data))
+            tree = try JSON.parse(bytes)
         } catch let error as JSON.ParseError {
-            let (line, column) = Self.lineAndColumn(of: error.offset, in: Array(data))
-            throw ConfigurationError("invalid configuration \(path): not valid JSON at line \(line), column \(column)")
+            let (line, column) = Self.lineAndColumn(of: error.offset, in: bytes)
+            throw ConfigurationError("invalid configuration \(source): not valid JSON at line \(line), column \(column)")
         }
         do {
-            var configuration = try JSONDecoder().decode(SandboxConfiguration.self, from: data)
-            // `my.json` (a bare name) lives in the working directory: its relative paths are taken from
-            // there, not from `/`.
-            let directory = (path as NSString).deletingLastPathComponent
-            configuration.baseDirectory = directory.isEmpty ? "." : directory
-            return configuration
+            return try JSONDecoder().decode(SandboxConfiguration.self, from: Data(bytes))
         } catch let error as DecodingError {
             if case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
                 let unfit = UnfitNumber.find(in: tree, decodes: { candidate in
@@ -161,9 +168,9 @@ public struct SandboxConfiguration: Codable, Sendable, Equatable, StrictlyKeyed 
                 })
             {
                 throw ConfigurationError(
-                    "invalid configuration \(path): \(unfit.path): \(unfit.number) must be a whole number of at most 19 digits")
+                    "invalid configuration \(source): \(unfit.path): \(unfit.number) must be a whole number of at most 19 digits")
             }
-            throw ConfigurationError("invalid configuration \(path): \(Self.describe(error))")
+            throw ConfigurationError("invalid configuration \(source): \(Self.describe(error))")
         }
     }
 
