@@ -336,10 +336,10 @@ def integrity(data: str, scratch: str) -> list[str]:
     return problems
 
 
-def write_setup(work: str, receivers_port: int, secret: str, devices: list[str]) -> tuple[str, str]:
+def write_setup(binary: str, work: str, receivers_port: int, secret: str, devices: list[str]) -> tuple[str, str]:
     """Writes the key, the exec extension, the configuration and the pushers' plan; returns their paths."""
-    subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
-                    "-out", os.path.join(work, "AuthKey.p8")], check=True, capture_output=True)
+    subprocess.run([binary, "keys", "create", "--team", TEAM, "--key-id", "CRASHKEY01", "--out", work],
+                   check=True, capture_output=True)
     nse = os.path.join(work, "nse.sh")
     with open(nse, "w") as f:
         f.write(EXEC_EXTENSION)
@@ -359,7 +359,7 @@ def write_setup(work: str, receivers_port: int, secret: str, devices: list[str])
             "subscriptions": [{"id": "crash-rounds", "url": f"http://127.0.0.1:{receivers_port}/events",
                                "secret": secret}],
         },
-        "teams": [{"teamID": TEAM, "keys": [{"keyID": "CRASHKEY01", "privateKeyFile": "AuthKey.p8"}],
+        "teams": [{"teamID": TEAM, "keys": [{"keyID": "CRASHKEY01", "privateKeyFile": "AuthKey_CRASHKEY01.p8"}],
                    "apps": list(APPS.values())}],
         "apps": [{"bundleID": APPS[kind], "teamID": TEAM, "serviceExtension": extension}
                  for kind, extension in extensions.items()],
@@ -437,7 +437,7 @@ def main() -> int:
     secret = "whsec_" + base64.b64encode(os.urandom(24)).decode()
     receivers = Receivers(secret, rng.randrange(1 << 30))
     devices = ["%064x" % rng.getrandbits(256) for _ in range(args.devices)]
-    config, plan = write_setup(work, receivers.port, secret, devices)
+    config, plan = write_setup(os.path.abspath(args.binary), work, receivers.port, secret, devices)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
