@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "HTTP", dependencies: ["Support", "Transport", "CNGHTTP2", "CZlib", "CLibShims"], swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["Support", "COpenSSL", "CLibShims"], swiftSettings: strict),
         // The metrics registry (counters, gauges, histograms) and Prometheus' text format; no project module.
-        .target(name: "Metrics", swiftSettings: strict),
+        .target(name: "Metrics", dependencies: ["Support"], swiftSettings: strict),
         // The event hub (SSE fan-out), the recorder of events that come from no notification, the webhook outbox's models.
         .target(name: "Events", dependencies: ["Sandbox", "APNsProtocol", "Support"], swiftSettings: strict),
         .target(name: "Store", dependencies: ["Sandbox", "Events", "APNsProtocol", "CSQLite3", "CLibShims", "Support"], swiftSettings: strict),
@@ -62,11 +62,11 @@ let package = Package(
             swiftSettings: strict + [.unsafeFlags(["-parse-as-library"])]),
 
         // posix_spawn for the tests' child processes (Foundation's Process.run crashes on 6.3.1 Linux).
-        .target(name: "TestProcessSupport", path: "Tests/TestProcessSupport", swiftSettings: strict),
+        .target(name: "TestProcessSupport", dependencies: ["Support"], path: "Tests/TestProcessSupport", swiftSettings: strict),
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strict),
         .testTarget(name: "APNsProtocolTests", dependencies: ["APNsProtocol", "Sandbox", "Support"], swiftSettings: strict),
-        .testTarget(name: "SandboxTests", dependencies: ["Sandbox", "APNsProtocol"], swiftSettings: strict),
+        .testTarget(name: "SandboxTests", dependencies: ["Sandbox", "APNsProtocol", "Support"], swiftSettings: strict),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Support"], swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Support", "Transport", "CNGHTTP2", "TestProcessSupport"], swiftSettings: strict),
         .testTarget(

@@ -70,3 +70,35 @@ int CLinuxSystem_set_thread_name(const char *name) {
     kept[sizeof kept - 1] = '\0';
     return pthread_setname_np(pthread_self(), kept);
 }
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CLINUXSYSTEM_TSAN 1
+void __tsan_acquire(void *address);
+void __tsan_release(void *address);
+#endif
+#endif
+
+int CLinuxSystem_tsan_enabled(void) {
+#ifdef CLINUXSYSTEM_TSAN
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+void CLinuxSystem_tsan_acquire(void *address) {
+#ifdef CLINUXSYSTEM_TSAN
+    __tsan_acquire(address);
+#else
+    (void)address;
+#endif
+}
+
+void CLinuxSystem_tsan_release(void *address) {
+#ifdef CLINUXSYSTEM_TSAN
+    __tsan_release(address);
+#else
+    (void)address;
+#endif
+}

@@ -15,17 +15,33 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+// ThreadSanitizer's interceptors cannot run in a child that shares the parent's memory and thread (its runtime
+// fails a CHECK there and ends the process), so a TSan build forks instead and the child reports a failure
+// through a close-on-exec pipe. Every other build uses CLONE_VM | CLONE_VFORK, as glibc's posix_spawn does.
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CPROCESS_SPAWN_BY_FORK 1
+#endif
+#endif
+
 typedef struct {
     const CProcess_spawn_request *request;
     pid_t server;
     /// Written by the child before it exits (shared memory: CLONE_VM); read after CLONE_VFORK returns.
     volatile int error;
     volatile int step;
+    /// CPROCESS_SPAWN_BY_FORK: where the child writes `error` and `step` instead (-1 otherwise).
+    int report_fd;
 } spawn_arguments;
 
 __attribute__((noreturn)) static void fail_in_child(spawn_arguments *arguments, int step) {
     arguments->error = errno;
     arguments->step = step;
+    if (arguments->report_fd >= 0) {
+        int report[2] = {arguments->error, step};
+        ssize_t written;
+        do written = write(arguments->report_fd, report, sizeof report); while (written < 0 && errno == EINTR);
+    }
     _exit(127);
 }
 
@@ -92,19 +108,50 @@ int CProcess_spawn(const CProcess_spawn_request *request, pid_t *pid, int *faile
         *failed_step = CProcess_step_clone;
         return errno;
     }
-    spawn_arguments arguments = {request, getpid(), 0, CProcess_step_none};
+    spawn_arguments arguments = {request, getpid(), 0, CProcess_step_none, -1};
     // No handler of the server's may run in the child while it shares the server's memory.
     sigset_t old;
     CProcessInternal_block_all_signals(&old);
+#ifdef CPROCESS_SPAWN_BY_FORK
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) != 0) {
+        int error = errno;
+        CProcessInternal_restore_signals(&old);
+        munmap(stack, stack_size);
+        *failed_step = CProcess_step_clone;
+        return error;
+    }
+    arguments.report_fd = report[1];
+    pid_t child = fork();
+    if (child == 0) {
+        close(report[0]);
+        spawn_child(&arguments);
+        _exit(127);
+    }
+    int clone_error = errno;
+    close(report[1]);
+    if (child > 0) {
+        // Closed unread at the exec: the program runs. Else the child's error and step.
+        int reported[2];
+        ssize_t got;
+        do got = read(report[0], reported, sizeof reported); while (got < 0 && errno == EINTR);
+        if (got == (ssize_t)sizeof reported) {
+            arguments.error = reported[0];
+            arguments.step = reported[1];
+        }
+    }
+    close(report[0]);
+#else
     pid_t child = clone(spawn_child, (char *)stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, &arguments);
     int clone_error = errno;
+#endif
     CProcessInternal_restore_signals(&old);
     munmap(stack, stack_size);
     if (child < 0) {
         *failed_step = CProcess_step_clone;
         return clone_error;
     }
-    // CLONE_VFORK: the child has exec'd or exited by now.
+    // The child has exec'd or exited by now (CLONE_VFORK), or exec'd or reported its failure (fork).
     if (arguments.error != 0 || arguments.step != CProcess_step_none) {
         int status;
         while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}

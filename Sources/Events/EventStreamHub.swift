@@ -82,7 +82,7 @@ public final class EventStreamHub: Sendable {
     }
 
     private let log: any EventLogRepository
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let queue = DispatchQueue(label: "event-stream-hub")
     private let heartbeatNanoseconds: UInt64
     private let logger: Logger

@@ -2,6 +2,7 @@
 import HTTPClient
 import Sandbox
 import Synchronization
+import Support
 
 /// Runs an app's builtin steps for one notification (see ``BuiltinStep``).
 ///
@@ -39,7 +40,7 @@ final class BuiltinDriver: InstanceDriver {
         var removesAlert = false
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// Outcome of one step.
     enum StepResult: Sendable {
@@ -50,7 +51,7 @@ final class BuiltinDriver: InstanceDriver {
     init(steps: [BuiltinStep], request: ExtensionContent, http: HTTPClient) {
         self.steps = steps.filter(\.isCritical) + steps.filter { !$0.isCritical }
         self.http = http
-        state = Mutex(State(content: request))
+        state = Locked(State(content: request))
     }
 
     // MARK: InstanceDriver

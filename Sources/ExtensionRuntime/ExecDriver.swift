@@ -4,6 +4,7 @@ import Dispatch
 import Glibc
 import Sandbox
 import Synchronization
+import Support
 
 /// Runs one process for one notification and speaks the exec protocol with it.
 ///
@@ -47,7 +48,7 @@ final class ExecDriver: InstanceDriver {
         var settleDone: (@Sendable () -> Void)?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(
         settings: ExtensionConfiguration.ExecSettings, reactor: ProcessReactor, launcher: Launcher,

@@ -56,7 +56,7 @@ public final class ExtensionRuntime: ReportingServiceExtensionRunner {
         var isShutDown = false
     }
 
-    private let slots = Mutex(Slots())
+    private let slots = Locked(Slots())
 
     /// - Parameters:
     ///   - configuration: Directories, defaults and limits.

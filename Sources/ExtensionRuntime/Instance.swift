@@ -59,7 +59,7 @@ extension InstanceDriver {
 /// anyway if the driver does not settle in time, so a notification is never left unfinished.
 ///
 /// ### Threading
-/// Any thread may report events; state sits in a `Mutex` held only for bookkeeping, never while calling the
+/// Any thread may report events; state sits in a `Locked` held only for bookkeeping, never while calling the
 /// driver or the completion. Timer and driver work hops to `queue`, one of the runtime's serial workers.
 final class Instance: Sendable {
     let context: InstanceContext
@@ -83,7 +83,7 @@ final class Instance: Sendable {
         var watchdog: WorkItem?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// `@unchecked Sendable`: `DispatchWorkItem.cancel()` is thread-safe; the item is only cancelled here.
     private struct WorkItem: @unchecked Sendable {

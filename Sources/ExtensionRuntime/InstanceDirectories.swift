@@ -1,6 +1,7 @@
 // APNs Sandbox — the instances' temporary directories: emptied and reused rather than deleted and made.
 import Glibc
 import Synchronization
+import Support
 
 /// The instances' temporary directories (`<data>/instances/<instanceId>`), recycled.
 ///
@@ -23,7 +24,7 @@ final class InstanceDirectories: Sendable {
         var hasFreeDirectory = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// - Parameter root: `<data>/instances`.
     init(root: String) {

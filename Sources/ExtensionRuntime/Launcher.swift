@@ -44,13 +44,13 @@ final class Launcher: Sendable {
         var waiting = FIFOQueue<@Sendable (Ticket, Bool) -> Void>()
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(queues: Int, ticketsPerQueue: Int = 2) {
         queueCount = max(1, queues)
         self.ticketsPerQueue = max(1, ticketsPerQueue)
         threads = (0..<queueCount).map { LauncherThread(name: "nse-launcher-\($0)") }
-        state = Mutex(State(out: Array(repeating: 0, count: queueCount)))
+        state = Locked(State(out: Array(repeating: 0, count: queueCount)))
     }
 
     deinit {
@@ -103,7 +103,7 @@ final class Launcher: Sendable {
 /// The thread holds only its ``Core``, never the `LauncherThread`, so deinitializing the owner can stop it.
 final class LauncherThread: Sendable {
     private final class Core: Sendable {
-        let jobs = Mutex<(queue: FIFOQueue<@Sendable () -> Void>, isStopped: Bool, isRunning: Bool)>(
+        let jobs = Locked<(queue: FIFOQueue<@Sendable () -> Void>, isStopped: Bool, isRunning: Bool)>(
             (FIFOQueue(), false, false))
         let wakeup = DispatchSemaphore(value: 0)
 

@@ -2,6 +2,7 @@
 import CProcess
 import Glibc
 import Synchronization
+import Support
 
 /// A small process forked from the server (`CProcess_guardian_start`) that kills every extension process
 /// group it knows when the server dies (see ``ProcessRegistry`` for where it fits).
@@ -41,7 +42,7 @@ final class ProcessGuardian: Sendable {
         var failed = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init() {}
 

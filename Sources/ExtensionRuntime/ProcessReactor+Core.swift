@@ -3,6 +3,7 @@ import CProcess
 import Foundation
 import Glibc
 import Synchronization
+import Support
 
 extension ProcessReactor {
     /// The state the reactor thread serves; the facade holds it so that the thread can be stopped on `deinit`.
@@ -32,7 +33,7 @@ extension ProcessReactor {
 
         let interval: Int
         let registry: ProcessRegistry?
-        let state = Mutex(State())
+        let state = Locked(State())
         let wake: (read: Int32, write: Int32)?
 
         init(interval: Int, registry: ProcessRegistry?) {

@@ -2,6 +2,7 @@
 import CProcess
 import Glibc
 import Synchronization
+import Support
 
 /// Keeps exec extensions' processes from outliving the server.
 ///
@@ -44,7 +45,7 @@ final class ProcessRegistry: Sendable {
         var live: Set<pid_t> = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Where spawns register their groups (nil: no guardian).
     let guardian: ProcessGuardian?
     /// The ledger file, opened by ``openLedger()``.

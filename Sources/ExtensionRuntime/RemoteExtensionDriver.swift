@@ -4,6 +4,7 @@ import APNsProtocol
 import HTTPClient
 import Sandbox
 import Synchronization
+import Support
 
 /// POSTs the exec protocol's `request` message (`Content-Type: application/json`) to the configured URL.
 ///
@@ -15,7 +16,7 @@ import Synchronization
 final class RemoteExtensionDriver: InstanceDriver {
     private let settings: ExtensionConfiguration.RemoteSettings
     private let http: HTTPClient
-    private let inFlight = Mutex<(handle: HTTPClient.Handle?, timer: ScheduledTask?)>((nil, nil))
+    private let inFlight = Locked<(handle: HTTPClient.Handle?, timer: ScheduledTask?)>((nil, nil))
 
     init(settings: ExtensionConfiguration.RemoteSettings, http: HTTPClient) {
         self.settings = settings

@@ -1,5 +1,6 @@
 // APNs Sandbox — how a handler learns that nobody waits for its response any more.
 import Synchronization
+import Support
 
 /// Cancelled when the client stops waiting for a request's response before it was sent: the HTTP/2
 /// stream was reset (the peer's RST_STREAM, a timeout, a connection limit) or the connection closed.
@@ -14,7 +15,7 @@ public final class RequestCancellation: Sendable {
         var handlers: [@Sendable () -> Void] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 

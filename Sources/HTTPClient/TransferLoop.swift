@@ -46,7 +46,7 @@ final class TransferLoop: Sendable {
 
     private let configuration: HTTPClient.Configuration
     private let multi: CurlMulti
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let stopped = DispatchSemaphore(value: 0)
 
     init(configuration: HTTPClient.Configuration) {

@@ -1,5 +1,6 @@
 // APNs Sandbox — a histogram: cumulative buckets, sum and count under one short lock.
 import Synchronization
+import Support
 
 /// Observations sorted into buckets (Prometheus `histogram`). `observe` holds an uncontended lock for a
 /// few additions, never across I/O; the scrape copies the state under the same lock.
@@ -12,11 +13,11 @@ public final class Histogram: Sendable {
 
     /// Upper bounds, increasing, without `+Inf` (always added).
     public let bounds: [Double]
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     public init(bounds: [Double]) {
         self.bounds = bounds
-        self.state = Mutex(State(counts: Array(repeating: 0, count: bounds.count + 1)))
+        self.state = Locked(State(counts: Array(repeating: 0, count: bounds.count + 1)))
     }
 
     public func observe(_ value: Double) {

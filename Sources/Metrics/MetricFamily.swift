@@ -1,5 +1,6 @@
 // APNs Sandbox — families: one metric name, its label names, and a child per set of label values.
 import Synchronization
+import Support
 
 /// What the registry asks of a family at scrape time.
 public protocol MetricFamily: Sendable {
@@ -11,7 +12,7 @@ public protocol MetricFamily: Sendable {
 /// family's lock: resolve children once, off the hot path, and keep them.
 final class Children<Child: Sendable>: Sendable {
     let labelNames: [String]
-    private let storage = Mutex<(byValues: [[String]: Child], order: [([String], Child)])>(([:], []))
+    private let storage = Locked<(byValues: [[String]: Child], order: [([String], Child)])>(([:], []))
 
     init(labelNames: [String]) {
         self.labelNames = labelNames

@@ -1,5 +1,6 @@
 // APNs Sandbox — the families a process exposes, and their scrape.
 import Synchronization
+import Support
 
 /// Every family of the process, in registration order; ``exposition()`` writes them in the text format.
 ///
@@ -7,7 +8,7 @@ import Synchronization
 /// when the server is built; their children are resolved then or on a cold path and kept by the code that
 /// updates them. A name registered twice is a bug (precondition).
 public final class MetricsRegistry: Sendable {
-    private let families = Mutex<[any MetricFamily]>([])
+    private let families = Locked<[any MetricFamily]>([])
 
     public init() {}
 

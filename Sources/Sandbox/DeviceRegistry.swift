@@ -2,6 +2,7 @@
 import APNsProtocol
 import Dispatch
 import Synchronization
+import Support
 
 /// Apps and devices, in memory, safe from any thread.
 ///
@@ -26,7 +27,7 @@ public final class DeviceRegistry: Sendable {
     /// Devices are split over shards by token so pushes on different event loops rarely wait
     /// for each other's lock.
     private final class Shard: Sendable {
-        let state = Mutex(ShardState())
+        let state = Locked(ShardState())
     }
 
     /// A shard's devices and, while the stored devices load, the tokens the loader must leave alone.
@@ -45,10 +46,10 @@ public final class DeviceRegistry: Sendable {
 
     private static let shardCount = 16
     private let shards: [Shard] = (0..<DeviceRegistry.shardCount).map { _ in Shard() }
-    private let appTable = Mutex<[String: App]>([:])
-    /// Boxed: a closure kept directly in a `Mutex` is re-wrapped in reabstraction thunks on every
+    private let appTable = Locked<[String: App]>([:])
+    /// Boxed: a closure kept directly in a `Locked` is re-wrapped in reabstraction thunks on every
     /// `withLock` access, so the chain (and the stack depth of a call) grew with every new device.
-    private let autoRegisterHandler = Mutex<AutoRegisterHandler?>(nil)
+    private let autoRegisterHandler = Locked<AutoRegisterHandler?>(nil)
     public let unknownTokenPolicy: UnknownTokenPolicy
     /// True from ``beginLoading()`` to ``finishLoading()`` (read on every push: one atomic load).
     private let loading = Atomic<Bool>(false)

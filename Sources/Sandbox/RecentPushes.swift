@@ -1,5 +1,6 @@
 // APNs Sandbox — the in-memory push record sink: the newest records, bounded.
 import Synchronization
+import Support
 
 /// Keeps the newest `capacity` pushes in memory (a ``PushLogEntry`` each) and counts all of them.
 ///
@@ -16,12 +17,12 @@ public final class RecentPushes: PushRecordSink {
         var rejected = 0
     }
 
-    private let ring: Mutex<Ring>
+    private let ring: Locked<Ring>
     public let capacity: Int
 
     public init(capacity: Int = 10_000) {
         self.capacity = max(1, capacity)
-        self.ring = Mutex(Ring(records: Array(repeating: nil, count: max(1, capacity))))
+        self.ring = Locked(Ring(records: Array(repeating: nil, count: max(1, capacity))))
     }
 
     public func record(_ push: PushRecord) {

@@ -2,6 +2,7 @@
 import Dispatch
 import HTTPClient
 import Synchronization
+import Support
 
 /// `apns-sandbox healthcheck` (Docker's HEALTHCHECK, where no curl is installed): one GET through the
 /// outbound ``HTTPClient``, redirects not followed.
@@ -17,7 +18,7 @@ public enum HealthCheck {
         let client = HTTPClient(configuration: configuration)
         defer { client.shutdown() }
         let answered = DispatchSemaphore(value: 0)
-        let status = Mutex<Int?>(nil)
+        let status = Locked<Int?>(nil)
         let request = HTTPClient.Request(
             url: url, timeoutMilliseconds: Int64(timeoutSeconds) * 1000, maxResponseBytes: 64 * 1024,
             destination: .discard)

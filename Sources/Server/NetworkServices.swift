@@ -15,8 +15,8 @@ final class NetworkServices: Sendable {
     private let factory: HTTPConnectionFactory
     private let gracePeriodNanoseconds: UInt64
     private let logger: Logger
-    private let group = Mutex<EventLoopGroup?>(nil)
-    private let server = Mutex<TCPServer?>(nil)
+    private let group = Locked<EventLoopGroup?>(nil)
+    private let server = Locked<TCPServer?>(nil)
 
     /// - Parameters:
     ///   - configuration: The listeners and connection limits.

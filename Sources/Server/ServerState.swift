@@ -1,5 +1,6 @@
 // APNs Sandbox — process-wide state the routes read (readiness).
 import Synchronization
+import Support
 
 /// Whether the server accepts work. Shared by routes and the lifecycle.
 ///
@@ -8,7 +9,7 @@ import Synchronization
 /// whose writes fail or whose file is damaged), which give a reason while they fail.
 public final class ServerState: Sendable {
     private let ready = Atomic<Bool>(false)
-    private let checks = Mutex<[@Sendable () -> String?]>([])
+    private let checks = Locked<[@Sendable () -> String?]>([])
 
     public init() {}
 

@@ -1,11 +1,12 @@
 // APNs Sandbox — a one-shot value handed from one thread to the threads waiting for it.
 import Dispatch
 import Synchronization
+import Support
 
 /// A value set once and awaited by blocking threads (never use it from the Swift concurrency pool
 /// for long waits: it blocks the calling thread).
 final class Latch<Value: Sendable>: Sendable {
-    private let value = Mutex<Value?>(nil)
+    private let value = Locked<Value?>(nil)
     private let semaphore = DispatchSemaphore(value: 0)
 
     /// Stores the value and wakes every waiter. Only the first call has an effect.

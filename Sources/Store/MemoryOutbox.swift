@@ -1,6 +1,7 @@
 // APNs Sandbox — the webhook outbox in memory (the `memory` storage mode, for load tests: nothing on disk).
 import Events
 import Synchronization
+import Support
 
 /// ``WebhookRepository`` kept in memory, with the observable behaviour of ``SQLiteStore``'s outbox: the same
 /// orderings, cursors, statuses, attempt logs, ids (increasing from 1, never reused) and pruning.
@@ -16,11 +17,11 @@ import Synchronization
 public final class MemoryOutbox: WebhookRepository {
     /// Most deliveries kept before finished ones are dropped.
     public let maxDeliveries: Int
-    let state: Mutex<State>
+    let state: Locked<State>
 
     public init(maxDeliveries: Int = 1_000_000) {
         self.maxDeliveries = max(0, maxDeliveries)
-        state = Mutex(State())
+        state = Locked(State())
     }
 
     /// Finished deliveries dropped so far to stay within `maxDeliveries` (prunes and deletions not counted).

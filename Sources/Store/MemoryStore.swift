@@ -37,13 +37,13 @@ public final class MemoryStore: Sendable {
 
     public let capacity: Capacity
     /// The journal and the callbacks waiting to run.
-    let state: Mutex<MemoryState>
+    let state: Locked<MemoryState>
     /// Devices and apps: the pushes' lookups never wait for the journal.
-    let directory = Mutex<MemoryDirectory>(MemoryDirectory())
+    let directory = Locked<MemoryDirectory>(MemoryDirectory())
     /// 0 until ``open()``, 1 open, 2 after ``close()``.
     private let lifecycle = Atomic<Int>(0)
     /// Orders synchronous writes and their `committed` callbacks (which may read the store).
-    let writes = Mutex<Void>(())
+    let writes = Locked<Void>(())
     /// Runs completions and the event observer, in save order.
     let callbacks = DispatchQueue(label: "apns-sandbox.memory-store")
     let onCallbackQueue = DispatchSpecificKey<Bool>()
@@ -53,7 +53,7 @@ public final class MemoryStore: Sendable {
 
     public init(capacity: Capacity) {
         self.capacity = capacity
-        state = Mutex(MemoryState())
+        state = Locked(MemoryState())
         callbacks.setSpecific(key: onCallbackQueue, value: true)
     }
 

@@ -3,6 +3,7 @@ import CLibShims
 import CSQLite3
 import Foundation
 import Synchronization
+import Support
 
 /// SQLite's primary result codes that the store tells apart, so that no other file needs the C module.
 enum SQLiteCode {
@@ -27,7 +28,7 @@ enum SQLiteCode {
 ///
 /// Opened with `SQLITE_OPEN_NOMUTEX` (SQLite's "multi-thread" mode): SQLite does no locking of its
 /// own, so the owner must never use a connection from two threads at once. ``SQLiteStore`` keeps
-/// its write connection on the writer thread and its read connection behind a `Mutex`.
+/// its write connection on the writer thread and its read connection behind a lock (`Locked`).
 /// Statements are prepared once per SQL string and cached until ``close()``.
 final class SQLiteConnection {
     private var handle: OpaquePointer?
@@ -160,7 +161,7 @@ final class SQLiteConnection {
 /// lock while it is true; the owner disarms it (under that lock) before it can close the connection.
 private final class Interrupter: @unchecked Sendable {
     private let handle: OpaquePointer
-    private let armed = Mutex(true)
+    private let armed = Locked(true)
     private let disarmed = DispatchSemaphore(value: 0)
 
     init(handle: OpaquePointer) {

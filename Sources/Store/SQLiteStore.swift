@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Sandbox
 import Synchronization
+import Support
 
 /// The embedded store: an SQLite database file in WAL mode.
 ///
@@ -15,7 +16,7 @@ import Synchronization
 ///   writer thread (so there is exactly one writer and never `SQLITE_BUSY` between our own
 ///   connections) and block the caller until it is committed. Do not call them from a save
 ///   completion (that is the writer thread itself): they throw `wrongThread` there.
-/// - **Reads** use a separate read-only connection behind a `Mutex`; WAL lets it read while the
+/// - **Reads** use a separate read-only connection behind a lock (`Locked`); WAL lets it read while the
 ///   writer commits, and every read sees all commits whose completions have run.
 ///
 /// ### Lifecycle
@@ -33,7 +34,7 @@ import Synchronization
 /// damaged page is an error, never an empty result); ``observeHealth(_:)`` tells its changes.
 ///
 /// The type is `Sendable` without `@unchecked`: its own state is the read connection and what
-/// opening found, each behind a `Mutex`, and the ``WriteQueue`` (which documents its lock); the write
+/// opening found, each behind a lock (`Locked`), and the ``WriteQueue`` (which documents its lock); the write
 /// connection never leaves the writer thread.
 public final class SQLiteStore: NotificationRepository, DeviceRepository {
     /// SQLite's `PRAGMA synchronous` for the write connection.
@@ -55,8 +56,8 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
     let healthMonitor = StoreHealthMonitor()
     private let writerSettings: StoreWriter.Settings
     /// Set by a successful ``open()``.
-    private let opened = Mutex<Opened?>(nil)
-    private let reader: Mutex<SQLiteConnection?>
+    private let opened = Locked<Opened?>(nil)
+    private let reader: Locked<SQLiteConnection?>
     /// Devices and apps by key, as last written or read (nil = known to be absent): the delivery
     /// engine reads them for every push, which must not cost a query each time.
     let deviceCache = RecordCache<DeviceRecord>()
@@ -127,7 +128,7 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
         writerSettings = StoreWriter.Settings(
             synchronous: synchronous, maxBatchRecords: Self.maxBatchRecords, niceness: writerNiceness,
             integrityCheck: integrityCheck, maxSizeBytes: maxSizeBytes)
-        reader = Mutex(nil)
+        reader = Locked(nil)
         if opensImmediately {
             try open()
         }
@@ -151,7 +152,7 @@ public final class SQLiteStore: NotificationRepository, DeviceRepository {
             let (finished, report) = try StoreWriter.start(
                 path: path, settings: writerSettings, queue: queue, health: healthMonitor)
             do {
-                // Made inside the lock: the connection never exists outside the reader's `Mutex`.
+                // Made inside the lock: the connection never exists outside the reader's lock.
                 try reader.withLock { reader in
                     let connection = try SQLiteConnection(path: path, readOnly: true)
                     try connection.execute("PRAGMA foreign_keys = ON")

@@ -27,7 +27,7 @@ public enum StoreHealth: Sendable, Equatable {
 /// The store's ``StoreHealth``, updated by the writer thread (every failed transaction, every probe)
 /// and by readers (a read that finds the file damaged), and told to one observer.
 final class StoreHealthMonitor: Sendable {
-    private let state = Mutex<StoreHealth>(.healthy)
+    private let state = Locked<StoreHealth>(.healthy)
     private let observer = ObserverSlot<StoreHealth>()
 
     var current: StoreHealth { state.withLock { $0 } }

@@ -107,8 +107,8 @@ public struct Logger: Sendable {
 /// Where log lines go: standard error, or an in-memory buffer for tests.
 public final class LogSink: Sendable {
     private let isCapturing: Bool
-    private let lines = Mutex<[String]>([])
-    private let lock = Mutex(())
+    private let lines = Locked<[String]>([])
+    private let lock = Locked(())
 
     private init(capturing: Bool) {
         self.isCapturing = capturing

@@ -3,8 +3,8 @@ import Synchronization
 
 /// Holds one callback (an observer) that may be replaced at any time and is called from any thread.
 ///
-/// Why not `Mutex<(@Sendable (Argument) -> Void)?>`: on this toolchain (Swift 6.3, Linux) reading a function value
-/// out of a `Mutex` with `withLock { $0 }` wraps the stored closure in one more reabstraction thunk on every read,
+/// Why not `Locked<(@Sendable (Argument) -> Void)?>`: on this toolchain (Swift 6.3, Linux) reading a function value
+/// out of a `Locked` (or `Mutex`) with `withLock { $0 }` wraps the stored closure in one more reabstraction thunk on every read,
 /// and the wrapper is what stays stored: the chain grows by one per call (measured: 30 µs per call after 5,000
 /// calls, 166 µs after 15,000), heap allocations included. The callback here is kept in a class box, which the
 /// lock hands out as a reference, so calling it costs the same the millionth time as the first
@@ -18,7 +18,7 @@ public final class ObserverSlot<Argument>: Sendable {
         }
     }
 
-    private let box = Mutex<Box?>(nil)
+    private let box = Locked<Box?>(nil)
 
     public init() {}
 

@@ -24,7 +24,7 @@ public final class ServiceGroup: Service {
         var started: [any Service] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// - Parameters:
     ///   - name: How log lines name the group.

@@ -7,7 +7,7 @@
 ///
 /// Removed tasks leave the table at once, so their closures are released; their heap slots are skipped
 /// lazily when they surface, and the heap is rebuilt when more than half of it is stale. Not thread-safe:
-/// the owner confines it to one thread or keeps it in a `Mutex`.
+/// the owner confines it to one thread or keeps it in a `Locked`.
 public struct TimerQueue<Deadline: Comparable, Work> {
     /// Names an inserted task for ``remove(_:)``; never reused within one queue.
     public typealias ID = UInt64

@@ -53,7 +53,7 @@ public final class WebhookDispatcher: Sendable {
     let queue = DispatchQueue(label: "webhook-dispatcher", qos: .background)
     /// The nice value of the webhook machinery's own threads (the sender's, the outbox writer's).
     public static let niceness: Int32 = 10
-    let state = Mutex(State())
+    let state = Locked(State())
     /// The newest committed event id the dispatcher has been told about.
     let latestEventID = Atomic<Int64>(0)
     let isPumpScheduled = Atomic<Bool>(false)

@@ -7,13 +7,14 @@ import Synchronization
 import Testing
 
 @testable import ExtensionRuntime
+import Support
 
 @Suite struct LauncherTests {
     /// Tickets are spread over the threads, never more than `ticketsPerQueue` on one; the rest wait in
     /// order and get a ticket as soon as one is given back.
     @Test func ticketsAreBoundedAndHandedOutInOrder() throws {
         let launcher = Launcher(queues: 2, ticketsPerQueue: 2)
-        let granted = Mutex<[(call: Int, ticket: Launcher.Ticket, waited: Bool)]>([])
+        let granted = Locked<[(call: Int, ticket: Launcher.Ticket, waited: Bool)]>([])
         for call in 0..<10 {
             launcher.reserve { ticket, waited in granted.withLock { $0.append((call, ticket, waited)) } }
         }
@@ -39,7 +40,7 @@ import Testing
     /// without recursion, however many are in line.
     @Test func ticketsGivenBackAtOncePassAlong() {
         let launcher = Launcher(queues: 1, ticketsPerQueue: 1)
-        let held = Mutex<Launcher.Ticket?>(nil)
+        let held = Locked<Launcher.Ticket?>(nil)
         launcher.reserve { ticket, _ in held.withLock { $0 = ticket } }
         let passed = Atomic<Int>(0)
         for _ in 0..<20_000 {

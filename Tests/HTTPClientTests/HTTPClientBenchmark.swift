@@ -107,7 +107,7 @@ final class URLSessionReference: NSObject, URLSessionDataDelegate, @unchecked Se
         var done: @Sendable (Int) -> Void
     }
 
-    private let tasks = Mutex<[Int: Transfer]>([:])
+    private let tasks = Locked<[Int: Transfer]>([:])
     private var session: URLSession!
 
     override init() {

@@ -3,6 +3,7 @@ import Foundation
 import HTTPClient
 import Synchronization
 import Testing
+import Support
 
 /// Sends `request` and waits for its completion.
 func send(_ client: HTTPClient, _ request: HTTPClient.Request) async -> Result<HTTPClient.Response, HTTPClient.Failure> {
@@ -100,7 +101,7 @@ struct HTTPClientTests {
         let server = try LoopbackServer()
         let client = HTTPClient()
         defer { client.shutdown() }
-        let seen = Mutex<[UInt8]>([])
+        let seen = Locked<[UInt8]>([])
         var request = HTTPClient.Request(url: server.url("/bytes/50000"), timeoutMilliseconds: 5000, destination: .discard)
         request.onChunk = { chunk in seen.withLock { $0 += chunk } }
         let answer = try await send(client, request).get()
@@ -147,7 +148,7 @@ struct HTTPClientTests {
         let server = try LoopbackServer()
         let client = HTTPClient()
         defer { client.shutdown() }
-        let calls = Mutex(0)
+        let calls = Locked(0)
         // Cancelled, not answered (after 30 s, far beyond any stall of a busy machine); no bound on the elapsed time.
         let result: Result<HTTPClient.Response, HTTPClient.Failure> = await withCheckedContinuation { continuation in
             let handle = client.send(HTTPClient.Request(url: server.url("/slow/30000"), timeoutMilliseconds: 60_000)) {
@@ -157,7 +158,7 @@ struct HTTPClientTests {
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) { handle.cancel() }
         }
         #expect(result == .failure(.cancelled))
-        let handle = Mutex<HTTPClient.Handle?>(nil)
+        let handle = Locked<HTTPClient.Handle?>(nil)
         let answered: Result<HTTPClient.Response, HTTPClient.Failure> = await withCheckedContinuation { continuation in
             let made = client.send(HTTPClient.Request(url: server.url("/small"), timeoutMilliseconds: 5000)) {
                 calls.withLock { $0 += 1 }

@@ -3,12 +3,13 @@ import Dispatch
 import Sandbox
 import Synchronization
 import Testing
+import Support
 
 @Suite struct ClockTests {
     /// ManualClock runs due tasks in deadline order (ties in scheduling order), at their deadline's time.
     @Test func manualClockRunsTasksInDeadlineOrder() {
         let clock = ManualClock(nowMilliseconds: 1000)
-        let log = Mutex<[String]>([])
+        let log = Locked<[String]>([])
         clock.schedule(afterMilliseconds: 30) { log.withLock { $0.append("c@\(clock.nowMilliseconds)") } }
         clock.schedule(afterMilliseconds: 10) {
             log.withLock { $0.append("a@\(clock.nowMilliseconds)") }
@@ -31,7 +32,7 @@ import Testing
     @Test func systemClockFiresAndCancels() {
         let clock = SystemClock()
         let fired = DispatchSemaphore(value: 0)
-        let log = Mutex<[Int]>([])
+        let log = Locked<[Int]>([])
         // Due long after the others, so that it is surely cancelled before it could fire, however
         // busy the machine is (with 5 ms it sometimes fired first under the full test suite).
         let cancelled = clock.schedule(afterMilliseconds: 30_000) { log.withLock { $0.append(0) } }

@@ -4,6 +4,7 @@ import Dispatch
 import Sandbox
 import Synchronization
 import Testing
+import Support
 
 @Suite struct DeliveryConcurrencyTests {
     /// Pushes from many threads to several devices all reach `displayed`; each record's changes are announced
@@ -27,7 +28,7 @@ import Testing
                 log.append(record)
                 if record.status.isFinal { finished.signal() }
             })
-        let completions = Mutex(0)
+        let completions = Locked(0)
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
             for index in 0..<perThread {
                 let token = String(repeating: String(format0x(thread % devices)), count: 64)

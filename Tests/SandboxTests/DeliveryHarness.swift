@@ -2,6 +2,7 @@
 import APNsProtocol
 import Sandbox
 import Synchronization
+import Support
 
 /// One device with installed apps, an engine that runs everything on the test's thread, and what it reported.
 final class DeliveryHarness: Sendable {
@@ -13,7 +14,7 @@ final class DeliveryHarness: Sendable {
     let devices: FakeDeviceRepository
     let engine: DeliveryEngine
     let changes: ChangeLog
-    private let counter = Mutex(0)
+    private let counter = Locked(0)
 
     init(
         configure: (inout DeliveryEngine.Configuration) -> Void = { _ in },
@@ -95,8 +96,8 @@ final class DeliveryHarness: Sendable {
 
 /// Where an acceptance completion leaves its result.
 final class CompletionBox: Sendable {
-    private let result = Mutex<Result<Void, any Error>?>(nil)
-    private let calls = Mutex(0)
+    private let result = Locked<Result<Void, any Error>?>(nil)
+    private let calls = Locked(0)
 
     func set(_ value: Result<Void, any Error>) {
         result.withLock { $0 = value }
@@ -110,7 +111,7 @@ final class CompletionBox: Sendable {
 
 /// The records `onChange` announced, in order.
 final class ChangeLog: Sendable {
-    private let records = Mutex<[NotificationRecord]>([])
+    private let records = Locked<[NotificationRecord]>([])
 
     func append(_ record: NotificationRecord) { records.withLock { $0.append(record) } }
     func withLock<T>(_ body: ([NotificationRecord]) -> T) -> T { records.withLock { body($0) } }

@@ -6,6 +6,7 @@ import Glibc
 import Sandbox
 import Synchronization
 import Testing
+import Support
 
 @Suite struct DeliverySlotTests {
     private func record(_ apnsID: String, token: String, receivedAt: Int64, payload: String = #"{"aps":{"alert":"Hi"}}"#,
@@ -90,7 +91,7 @@ import Testing
                 log.append(record)
                 if record.status.isFinal { finished.signal() }
             })
-        let completions = Mutex(0)
+        let completions = Locked(0)
         let threads = 8
         let perThread = 200
         DispatchQueue.concurrentPerform(iterations: threads) { thread in

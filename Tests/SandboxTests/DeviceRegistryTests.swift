@@ -3,6 +3,7 @@ import APNsProtocol
 import Sandbox
 import Synchronization
 import Testing
+import Support
 
 @Suite struct DeviceRegistryTests {
     let token = DeviceToken(hex: String(repeating: "ab", count: 32))!
@@ -43,7 +44,7 @@ import Testing
     /// (its write failed), so the next push registers the token again.
     @Test func forgottenAutoRegisteredDeviceIsRegisteredAgain() throws {
         let registry = DeviceRegistry(unknownTokenPolicy: .autoRegister)
-        let created = Mutex<[Device]>([])
+        let created = Locked<[Device]>([])
         registry.onAutoRegister { device in created.withLock { $0.append(device) } }
         #expect(registry.resolve(token: token, environment: .development, bundleID: "com.a", now: 1) == nil)
         let first = try #require(created.withLock { $0.first })
@@ -106,7 +107,7 @@ import Testing
     /// the call stack (a closure stored directly in a Mutex used to gain thunks on every access).
     @Test func handlerRunsOncePerNewDevice() throws {
         let registry = DeviceRegistry(unknownTokenPolicy: .autoRegister)
-        let calls = Mutex(0)
+        let calls = Locked(0)
         registry.onAutoRegister { _ in calls.withLock { $0 += 1 } }
         for index in 0..<100_000 {
             let hex = String(format: "%064x", index)

@@ -3,6 +3,7 @@ import APNsProtocol
 import Dispatch
 import Sandbox
 import Synchronization
+import Support
 
 /// A fake repository failure.
 struct FakeStoreError: Error, Equatable {}
@@ -28,7 +29,7 @@ final class FakeNotificationRepository: NotificationRepository {
         var failuresToInject = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// When set, completions run on this queue (like a store's writer thread) instead of the caller's.
     private let completionQueue: DispatchQueue?
 
@@ -218,8 +219,8 @@ final class FakeNotificationRepository: NotificationRepository {
 
 /// Devices and apps in memory.
 final class FakeDeviceRepository: DeviceRepository {
-    private let devicesByToken = Mutex<[String: DeviceRecord]>([:])
-    private let appsByID = Mutex<[String: AppRecord]>([:])
+    private let devicesByToken = Locked<[String: DeviceRecord]>([:])
+    private let appsByID = Locked<[String: AppRecord]>([:])
 
     init(devices: [DeviceRecord] = [], apps: [AppRecord] = []) {
         for device in devices { devicesByToken.withLock { $0[device.token] = device } }

@@ -3,10 +3,11 @@ import APNsProtocol
 import Sandbox
 import Synchronization
 import Testing
+import Support
 
 /// A runner that answers at once (or never) and remembers what it was given.
 final class RecordingRunner: ServiceExtensionRunner {
-    private let state = Mutex<(calls: Int, originals: [DisplayedContent], statuses: [NotificationStatus])>((0, [], []))
+    private let state = Locked<(calls: Int, originals: [DisplayedContent], statuses: [NotificationStatus])>((0, [], []))
     let outcome: DisplayOutcome
     let content: DisplayedContent
     let answers: Bool

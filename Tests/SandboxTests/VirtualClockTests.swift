@@ -4,6 +4,7 @@ import Glibc
 import Sandbox
 import Synchronization
 import Testing
+import Support
 
 @Suite struct VirtualClockTests {
     /// Waits (polling, at most `seconds`) until `condition` holds.
@@ -20,7 +21,7 @@ import Testing
     /// with the clock reading each one's deadline, tasks scheduled on the way included, and returns after.
     @Test func advanceRunsDueTasksInOrderAtTheirDeadlines() {
         let clock = VirtualClock(startingAt: 1_000_000, frozen: true)
-        let log = Mutex<[String]>([])
+        let log = Locked<[String]>([])
         clock.schedule(afterMilliseconds: 30) { log.withLock { $0.append("c@\(clock.nowMilliseconds)") } }
         clock.schedule(afterMilliseconds: 10) {
             log.withLock { $0.append("a@\(clock.nowMilliseconds)") }
@@ -41,7 +42,7 @@ import Testing
     /// A task due now runs without an advance, even while frozen; tasks due later do not.
     @Test func frozenClockRunsWhatIsAlreadyDue() {
         let clock = VirtualClock(frozen: true)
-        let ran = Mutex(0)
+        let ran = Locked(0)
         clock.schedule(afterMilliseconds: 0) { ran.withLock { $0 += 1 } }
         clock.schedule(atMonotonicNanoseconds: clock.monotonicNanoseconds - 5_000_000) { ran.withLock { $0 += 1 } }
         clock.schedule(afterMilliseconds: 1) { ran.withLock { $0 += 100 } }
@@ -57,7 +58,7 @@ import Testing
         let clock = VirtualClock(frozen: true)
         let other = DispatchQueue(label: "other")
         let start = clock.monotonicNanoseconds
-        let log = Mutex<[String]>([])
+        let log = Locked<[String]>([])
         clock.schedule(afterMilliseconds: 30_000) {
             other.async {
                 log.withLock { $0.append("budget") }
@@ -75,7 +76,7 @@ import Testing
     /// advance.
     @Test func setMovesWallTimeAndNeverMonotonicBackwards() {
         let clock = VirtualClock(startingAt: 5_000_000, frozen: true)
-        let ran = Mutex(false)
+        let ran = Locked(false)
         clock.schedule(afterMilliseconds: 1_000) { ran.withLock { $0 = true } }
         let monotonic = clock.monotonicNanoseconds
         let back = clock.set(toMilliseconds: 1_000_000)
@@ -103,7 +104,7 @@ import Testing
         let monotonicBefore = clock.monotonicNanoseconds
         let resumed = clock.resume()
         #expect(resumed.mode == .running && resumed.nowMilliseconds == frozen.nowMilliseconds)
-        let fired = Mutex(false)
+        let fired = Locked(false)
         clock.schedule(afterMilliseconds: 20) { fired.withLock { $0 = true } }
         #expect(eventually { fired.withLock { $0 } }, "a running clock's timers fire in real time")
         #expect(clock.monotonicNanoseconds > monotonicBefore)
@@ -111,7 +112,7 @@ import Testing
         // Back to real after a freeze: the time frozen is caught up, and what fell due in it runs.
         _ = clock.backToReal()
         let refrozen = clock.freeze()
-        let caughtUp = Mutex(false)
+        let caughtUp = Locked(false)
         clock.schedule(afterMilliseconds: 20) { caughtUp.withLock { $0 = true } }
         usleep(40_000)
         #expect(!caughtUp.withLock { $0 })
@@ -135,7 +136,7 @@ import Testing
     /// (monotonic time stops at its ceiling), and a task due on the way still runs.
     @Test func hugeJumpsNeitherOverflowNorFallShort() {
         let clock = VirtualClock(startingAt: 0, frozen: true)
-        let ran = Mutex(false)
+        let ran = Locked(false)
         clock.schedule(afterMilliseconds: 86_400_000) { ran.withLock { $0 = true } }
         let far = clock.set(toMilliseconds: VirtualClock.latestMilliseconds)
         #expect(far.nowMilliseconds == VirtualClock.latestMilliseconds && ran.withLock { $0 })
@@ -154,7 +155,7 @@ import Testing
     /// A task may steer the clock (it runs inline on the clock's queue, no deadlock).
     @Test func aTaskMayAdvanceTheClock() {
         let clock = VirtualClock(startingAt: 0, frozen: true)
-        let log = Mutex<[Int64]>([])
+        let log = Locked<[Int64]>([])
         clock.schedule(afterMilliseconds: 10) {
             clock.schedule(afterMilliseconds: 5) { log.withLock { $0.append(clock.nowMilliseconds) } }
             clock.advance(byMilliseconds: 100)
@@ -180,7 +181,7 @@ import Testing
     /// ManualClock's anchored schedule falls due at the anchor (rounded up to its millisecond).
     @Test func manualClockSchedulesAtAMonotonicInstant() {
         let clock = ManualClock(nowMilliseconds: 1_000)
-        let ran = Mutex<Int64?>(nil)
+        let ran = Locked<Int64?>(nil)
         clock.schedule(atMonotonicNanoseconds: clock.monotonicNanoseconds + 2_500_000) {
             ran.withLock { $0 = clock.nowMilliseconds }
         }

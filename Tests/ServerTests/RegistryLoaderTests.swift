@@ -85,7 +85,7 @@ import Testing
 
 /// Strings appended from any thread, in order.
 private final class OrderLog: Sendable {
-    private let list = Mutex<[String]>([])
+    private let list = Locked<[String]>([])
     func append(_ entry: String) { list.withLock { $0.append(entry) } }
     var entries: [String] { list.withLock { $0 } }
 }

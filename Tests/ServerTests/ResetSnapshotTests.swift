@@ -7,6 +7,7 @@ import Server
 import Synchronization
 import Testing
 import Webhooks
+import Support
 
 @Suite(.serialized, .timeLimit(.minutes(4)))
 struct ResetSnapshotTests {
@@ -349,7 +350,7 @@ struct ResetSnapshotTests {
 
 /// A flag one task sets and another reads.
 final class Flag: Sendable {
-    private let value = Mutex(false)
+    private let value = Locked(false)
     func set() { value.withLock { $0 = true } }
     var isSet: Bool { value.withLock { $0 } }
 }

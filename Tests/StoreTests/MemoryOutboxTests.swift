@@ -5,6 +5,7 @@ import Sandbox
 @testable import Store
 import Synchronization
 import Testing
+import Support
 
 /// The outbox calls the server makes beyond ``WebhookRepository``, so that one scenario drives both stores.
 protocol ServerOutbox: WebhookRepository {
@@ -299,7 +300,7 @@ extension MemoryOutbox: ServerOutbox {}
     /// Memory has no commits, no file: the observer is kept but never called, the health always healthy.
     @Test func hasNoCommitsAndIsAlwaysHealthy() throws {
         let outbox = MemoryOutbox()
-        let calls = Mutex(0)
+        let calls = Locked(0)
         outbox.observeCommits { _ in calls.withLock { $0 += 1 } }
         try outbox.saveSubscription(Self.subscription("wh_a", createdAt: 1), cursor: 0)
         _ = try outbox.enqueueDeliveries([Self.new("wh_a", event: 1, at: 0)], cursors: ["wh_a": 1], at: 1)

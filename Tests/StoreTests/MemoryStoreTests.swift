@@ -4,6 +4,7 @@ import Sandbox
 @testable import Store
 import Synchronization
 import Testing
+import Support
 
 @Suite struct MemoryStoreTests {
     private func openStore(notifications: Int = 1000, events: Int = 1000) throws -> MemoryStore {
@@ -27,7 +28,7 @@ import Testing
     /// lookups and the cursor speak of what is kept.
     @Test func keepsTheNewestNotificationsAndCountsTheDropped() async throws {
         let store = try openStore(notifications: 10)
-        let dropped = Mutex<[NotificationKey]>([])
+        let dropped = Locked<[NotificationKey]>([])
         store.observeDrops { keys in dropped.withLock { $0 += keys } }
         let records = (0..<25).map { index in
             var record = sampleRecord(apnsID: "id-\(index)", receivedAt: 1_700_000_000_000 + Int64(index),
@@ -70,7 +71,7 @@ import Testing
     /// older than the oldest kept starts at the oldest kept.
     @Test func keepsTheNewestEventsAndCountsTheDropped() async throws {
         let store = try openStore(events: 5)
-        let observed = Mutex<[Int64]>([])
+        let observed = Locked<[Int64]>([])
         store.observeEvents { events in observed.withLock { $0 += events.map(\.id) } }
         for index in 0..<4 {
             try await save([sampleRecord(apnsID: "p\(index)")], events: [draft(), draft(.notificationDisplayed)], to: store)
@@ -90,9 +91,9 @@ import Testing
     /// visible as soon as the call returns.
     @Test func completionsAndEventsInSaveOrder() async throws {
         let store = try openStore()
-        let log = Mutex<[String]>([])
+        let log = Locked<[String]>([])
         store.observeEvents { events in log.withLock { $0 += events.map { "event \($0.id)" } } }
-        let done = Mutex(0)
+        let done = Locked(0)
         for index in 0..<50 {
             let record = sampleRecord(apnsID: "n\(index)")
             store.save([record], events: [draft()]) { _ in
@@ -115,7 +116,7 @@ import Testing
     /// folder) is announced when dropped; one shown directly with attachments (a snapshot's) is too.
     @Test func aDropInheritsTheFilesOfTheReplacedPush() async throws {
         let store = try openStore(notifications: 1)
-        let dropped = Mutex<[String]>([])
+        let dropped = Locked<[String]>([])
         store.observeDrops { keys in dropped.withLock { $0 += keys.map(\.apnsID) } }
         func shown(_ id: String, at time: Int64, _ outcome: DisplayOutcome, attachments: Int = 0) -> NotificationRecord {
             var record = sampleRecord(apnsID: id, receivedAt: time, status: .displayed)
@@ -177,8 +178,8 @@ import Testing
     /// saves from other threads log events meanwhile.
     @Test func resetsRunInOrderWithTheSaves() async throws {
         let store = try openStore(events: 100_000)
-        let log = Mutex<[String]>([])
-        let observed = Mutex<[Int64]>([])
+        let log = Locked<[String]>([])
+        let observed = Locked<[Int64]>([])
         store.observeEvents { events in observed.withLock { $0 += events.map(\.id) } }
         store.save([sampleRecord(apnsID: "before")], events: [draft()]) { _ in log.withLock { $0.append("before") } }
         var reset = StoreReset()

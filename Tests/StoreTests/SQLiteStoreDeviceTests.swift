@@ -4,6 +4,7 @@ import Sandbox
 @testable import Store
 import Synchronization
 import Testing
+import Support
 
 @Suite struct SQLiteStoreDeviceTests {
     let directory: TemporaryDirectory
@@ -59,7 +60,7 @@ import Testing
     @Test func registeredDeviceCommitsNoLaterThanTheNextSave() throws {
         let device = DeviceRecord(token: "new1", environment: .development, isAutoRegistered: true)
         let registered = DispatchSemaphore(value: 0)
-        let added = Mutex<Bool?>(nil)
+        let added = Locked<Bool?>(nil)
         store.registerDevice(device) { result in
             added.withLock { $0 = (try? result.get()) }
             registered.signal()

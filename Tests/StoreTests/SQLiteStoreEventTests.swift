@@ -5,6 +5,7 @@ import Sandbox
 @testable import Store
 import Synchronization
 import Testing
+import Support
 
 @Suite struct SQLiteStoreEventTests {
     let directory: TemporaryDirectory
@@ -34,7 +35,7 @@ import Testing
     /// Events saved with records and on their own get increasing ids, reach the observer after their
     /// commit in id order, and read back by id and filter.
     @Test func logsEventsInCommitOrder() async throws {
-        let observed = Mutex<[Int64]>([])
+        let observed = Locked<[Int64]>([])
         store.observeEvents { events in observed.withLock { $0 += events.map(\.id) } }
         try await save([sampleRecord()], events: [draft(.pushAccepted, device: "aa", topic: "t1")])
         let appended = try await append([draft(.pushRejected, topic: "t2"), draft(.deviceUpdated, device: "bb")])

@@ -5,6 +5,7 @@ import Sandbox
 import Store
 import Synchronization
 import Testing
+import Support
 
 @Suite struct SQLiteStoreGroupCommitTests {
     /// 1000 single-record saves from 8 threads all succeed, all rows land, in far fewer than 1000 commits.
@@ -15,7 +16,7 @@ import Testing
         let threads = 8
         let perThread = 125
         let group = DispatchGroup()
-        let failures = Mutex<[String]>([])
+        let failures = Locked<[String]>([])
         for thread in 0..<threads {
             group.enter()
             Thread {

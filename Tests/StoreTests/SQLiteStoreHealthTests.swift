@@ -5,6 +5,7 @@ import Sandbox
 @testable import Store
 import Synchronization
 import Testing
+import Support
 
 @Suite(.timeLimit(.minutes(1)))
 struct SQLiteStoreHealthTests {
@@ -50,7 +51,7 @@ struct SQLiteStoreHealthTests {
         let store = try SQLiteStore(path: path, maxSizeBytes: Self.limit)
         defer { store.close() }
         #expect(store.openingReport.maxPageCount == Self.limit / store.openingReport.pageSize)
-        let changes = Mutex<[StoreHealth]>([])
+        let changes = Locked<[StoreHealth]>([])
         store.observeHealth { health in changes.withLock { $0.append(health) } }
 
         let (committed, failure) = await fill(store, prefix: "a")

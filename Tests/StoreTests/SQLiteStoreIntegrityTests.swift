@@ -6,6 +6,7 @@ import Sandbox
 @testable import Store
 import Synchronization
 import Testing
+import Support
 
 @Suite struct SQLiteStoreIntegrityTests {
     /// An intact file passes the quick check at open, and the report says what was checked.
@@ -125,7 +126,7 @@ import Testing
 
         let store = try SQLiteStore(path: path, integrityCheck: .off)
         defer { store.close() }
-        let seen = Mutex<[StoreHealth]>([])
+        let seen = Locked<[StoreHealth]>([])
         store.observeHealth { health in seen.withLock { $0.append(health) } }
         #expect(store.health == .healthy)
         let error = try #require(throws: StoreError.self) {

@@ -4,6 +4,7 @@ import Sandbox
 @testable import Store
 import Synchronization
 import Testing
+import Support
 
 @Suite struct SQLiteStoreResetTests {
     let directory: TemporaryDirectory
@@ -45,7 +46,7 @@ import Testing
         try store.saveApp(AppRecord(bundleID: "com.runtime", teamID: "T"))
         let cursorBefore = try store.latestCursor()
         #expect(try store.device(token: tokenA)?.isOnline == false, "cached")
-        let observed = Mutex<[SandboxEvent]>([])
+        let observed = Locked<[SandboxEvent]>([])
         store.observeEvents { events in observed.withLock { $0 += events } }
 
         var reset = StoreReset()
@@ -58,7 +59,7 @@ import Testing
         reset.app = { record in record.bundleID == "com.example.app" ? .keep : .delete }
         reset.appsToAdd = [AppRecord(bundleID: "com.example.app", teamID: "OTHER"), AppRecord(bundleID: "com.seed", teamID: "T")]
         reset.announcement = announcement()
-        let committed = Mutex<StoreResetOutcome?>(nil)
+        let committed = Locked<StoreResetOutcome?>(nil)
         let outcome = try store.reset(reset) { outcome in committed.withLock { $0 = outcome } }
 
         #expect(outcome.counts.notificationsRemoved == 2)
@@ -115,7 +116,7 @@ import Testing
         var byDevice = StoreReset()
         byDevice.notifications = .matching(deviceTokens: [tokenB], bundleIDs: [])
         byDevice.events = .matching(deviceTokens: [tokenB], bundleIDs: [])
-        let asked = Mutex<[String]>([])
+        let asked = Locked<[String]>([])
         byDevice.device = { record in
             asked.withLock { $0.append(record.token) }
             return .delete

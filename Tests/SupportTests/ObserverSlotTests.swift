@@ -6,11 +6,11 @@ import Testing
 
 @Suite struct ObserverSlotTests {
     /// The callback's own stack depth is the same on the 2,000th call as on the first. (A closure read out of a
-    /// `Mutex<(@Sendable (T) -> Void)?>` gains a reabstraction thunk per read: its depth grows by one frame or
+    /// `Locked<(@Sendable (T) -> Void)?>` gains a reabstraction thunk per read: its depth grows by one frame or
     /// more per call, so this fails for that shape.)
     @Test func callingDoesNotDeepenTheCallback() {
         let slot = ObserverSlot<Int>()
-        let depths = Mutex<[Int]>([])
+        let depths = Locked<[Int]>([])
         slot.set { _ in
             let depth = Thread.callStackReturnAddresses.count
             depths.withLock { $0.append(depth) }
@@ -26,7 +26,7 @@ import Testing
     /// Replaced and removed: later calls go to the new callback, then to none.
     @Test func replacesAndRemoves() {
         let slot = ObserverSlot<String>()
-        let seen = Mutex<[String]>([])
+        let seen = Locked<[String]>([])
         slot("before")
         slot.set { value in seen.withLock { $0.append("first " + value) } }
         slot("a")

@@ -5,7 +5,7 @@ import Testing
 
 /// What the services of one test did, in order (`start a`, `stop a`).
 private final class Journal: Sendable {
-    private let entries = Mutex<[String]>([])
+    private let entries = Locked<[String]>([])
 
     var lines: [String] { entries.withLock { $0 } }
 

@@ -6,7 +6,7 @@ import XCTest
 final class UUIDGeneratorConcurrencyTests: XCTestCase {
     /// Threads with their own generators never produce the same id.
     func testIDsFromManyThreadsAreUnique() {
-        let collected = Mutex<[String]>([])
+        let collected = Locked<[String]>([])
         DispatchQueue.concurrentPerform(iterations: 8) { _ in
             var local: [String] = []
             for _ in 0..<5_000 { local.append(UUIDGenerator.make()) }

@@ -7,6 +7,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import Support
 
 /// A child process started with `posix_spawn`: standard streams from or to files, pipes or /dev/null,
 /// every other descriptor closed in the child, reaped by a thread of its own.
@@ -32,7 +33,7 @@ public final class SpawnedProcess: @unchecked Sendable {
     private let exited = DispatchSemaphore(value: 0)
     /// Whether the child was reaped, and its wait status.
     private final class Exit: Sendable {
-        let state = Mutex<(done: Bool, status: Int32)>((false, 0))
+        let state = Locked<(done: Bool, status: Int32)>((false, 0))
     }
 
     private let exit = Exit()

@@ -12,7 +12,7 @@ import Transport
         defer { group.shutdown() }
         let loop = group.loops[0]
         #expect(!loop.inEventLoop)
-        let order = Mutex<[Int]>([])
+        let order = Locked<[Int]>([])
         let done = DispatchSemaphore(value: 0)
         for i in 0..<1000 {
             loop.execute {
@@ -30,10 +30,10 @@ import Transport
         let group = try EventLoopGroup(count: 1)
         defer { group.shutdown() }
         let loop = group.loops[0]
-        let fired = Mutex<[String]>([])
+        let fired = Locked<[String]>([])
         let done = DispatchSemaphore(value: 0)
         let start = MonotonicClock.nanoseconds()
-        let elapsed = Mutex<UInt64>(0)
+        let elapsed = Locked<UInt64>(0)
         loop.execute {
             loop.schedule(afterNanoseconds: 60_000_000) {
                 fired.withLock { $0.append("60ms") }
@@ -53,7 +53,7 @@ import Transport
     @Test func groupStopsEveryLoop() throws {
         let group = try EventLoopGroup(count: 3)
         #expect(group.loops.count == 3)
-        let ran = Mutex<Int>(0)
+        let ran = Locked<Int>(0)
         let done = DispatchSemaphore(value: 0)
         for loop in group.loops {
             loop.execute {

@@ -4,6 +4,7 @@ import Glibc
 import Synchronization
 import Testing
 import Webhooks
+import Support
 
 /// A one-shot HTTP server on 127.0.0.1: accepts connections, reads one request each, and answers with
 /// `response` (nil: never answers). What it read is kept.
@@ -11,7 +12,7 @@ private final class OneShotServer: @unchecked Sendable {
     let port: Int
     private let fd: Int32
     private final class Log: Sendable {
-        let requests = Mutex<[String]>([])
+        let requests = Locked<[String]>([])
     }
 
     private let received = Log()

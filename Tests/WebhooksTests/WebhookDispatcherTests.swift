@@ -15,7 +15,7 @@ private final class MemoryOutbox: WebhookRepository {
         var nextID: Int64 = 1
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func saveSubscription(_ subscription: WebhookSubscription, cursor: Int64) throws {
         state.withLock { $0.subscriptions[subscription.id] = (subscription, $0.subscriptions[subscription.id]?.1 ?? cursor) }
@@ -93,7 +93,7 @@ private final class MemoryOutbox: WebhookRepository {
 
 /// The event log in memory.
 private final class MemoryEventLog: EventLogRepository {
-    private let events = Mutex<[SandboxEvent]>([])
+    private let events = Locked<[SandboxEvent]>([])
 
     func log(_ drafts: [EventDraft]) -> [SandboxEvent] {
         events.withLock { events in
@@ -122,7 +122,7 @@ private final class ScriptedSender: WebhookSending {
     let status: Int?
     let holding: Bool
     let posts = Atomic<Int>(0)
-    private let held = Mutex<[@Sendable () -> Void]>([])
+    private let held = Locked<[@Sendable () -> Void]>([])
 
     init(status: Int?, holding: Bool = false) {
         self.status = status

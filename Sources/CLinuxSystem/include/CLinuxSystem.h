@@ -35,6 +35,12 @@ int CLinuxSystem_signalfd_term(void);
 int CLinuxSystem_signalfd_read(int fd);
 /// Ignores SIGPIPE process-wide (writes to closed sockets return EPIPE instead).
 void CLinuxSystem_ignore_sigpipe(void);
+/// 1 when this library was compiled with ThreadSanitizer (`swift build --sanitize=thread`), else 0.
+int CLinuxSystem_tsan_enabled(void);
+/// ThreadSanitizer's `__tsan_acquire` / `__tsan_release` on `address` (nothing without ThreadSanitizer): what
+/// `Support.Locked` tells it about a lock it cannot see.
+void CLinuxSystem_tsan_acquire(void *address);
+void CLinuxSystem_tsan_release(void *address);
 
 static const uint32_t CLinuxSystem_EPOLLIN = EPOLLIN;
 static const uint32_t CLinuxSystem_EPOLLOUT = EPOLLOUT;

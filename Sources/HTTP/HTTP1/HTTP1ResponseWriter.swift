@@ -243,7 +243,7 @@ enum HTTPDate {
         var bytes: [UInt8]
     }
 
-    private static let cache = Mutex(Cached(second: -1, bytes: []))
+    private static let cache = Locked(Cached(second: -1, bytes: []))
 
     /// The current time's IMF-fixdate as ASCII bytes; thread-safe.
     static func now() -> [UInt8] {

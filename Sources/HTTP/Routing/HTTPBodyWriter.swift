@@ -1,5 +1,6 @@
 // APNs Sandbox — the body of a streaming response (Server-Sent Events), written from any thread.
 import Synchronization
+import Support
 
 /// The body of a response that is sent while it is being produced (``HandlerResult/stream(_:_:)``).
 ///
@@ -25,7 +26,7 @@ public final class HTTPBodyWriter: Sendable {
         var closeHandlers: [@Sendable () -> Void] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Most bytes waiting to be sent before the stream is ended as too slow.
     public let maxBufferedBytes: Int
 

@@ -15,7 +15,7 @@ import Transport
 /// queue holds at most a few jobs per connection; a job whose request was cancelled while it waited is
 /// skipped. Threads start on first use and end at ``shutdown()``.
 ///
-/// Thread-safe: the queue lives in a `Mutex`, workers wait on a counting semaphore.
+/// Thread-safe: the queue lives in a `Locked`, workers wait on a counting semaphore.
 public final class BlockingWorkPool: Sendable {
     private struct State {
         var jobs: [@Sendable () -> Void] = []
@@ -24,7 +24,7 @@ public final class BlockingWorkPool: Sendable {
         var isShutDown = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let available = DispatchSemaphore(value: 0)
     let threadCount: Int
     static let niceness: Int32 = 5

@@ -1,6 +1,7 @@
 // APNs Sandbox — per-connection state that request handlers can keep and change.
 import Synchronization
 import Transport
+import Support
 
 /// State that lives as long as one connection, shared by every request on it.
 ///
@@ -10,9 +11,9 @@ import Transport
 /// object guards its own mutable state, so handlers may run on any thread.
 public final class ConnectionSession: Sendable {
     public let connectionID: UInt64
-    private let objects = Mutex<[ObjectIdentifier: any AnyObject & Sendable]>([:])
-    /// Boxed: a closure kept directly in a `Mutex` is re-wrapped in thunks on every access.
-    private let streamLimitControl = Mutex<StreamLimitControl?>(nil)
+    private let objects = Locked<[ObjectIdentifier: any AnyObject & Sendable]>([:])
+    /// Boxed: a closure kept directly in a `Locked` is re-wrapped in thunks on every access.
+    private let streamLimitControl = Locked<StreamLimitControl?>(nil)
 
     public init(connectionID: UInt64) {
         self.connectionID = connectionID

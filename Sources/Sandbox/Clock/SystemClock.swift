@@ -19,7 +19,7 @@ public final class SystemClock: SandboxClock {
     private let timer: ClockQueue
     /// A class so that cancellation handles can hold on to the timers.
     private final class Storage: Sendable {
-        let state = Mutex(State())
+        let state = Locked(State())
     }
 
     private let storage = Storage()

@@ -105,8 +105,8 @@ public final class VirtualClock: SandboxClock {
 
     /// A class so that cancellation handles can hold on to the timers.
     private final class Storage: Sendable {
-        let state: Mutex<State>
-        init(_ state: State) { self.state = Mutex(state) }
+        let state: Locked<State>
+        init(_ state: State) { self.state = Locked(state) }
     }
 
     private let storage: Storage

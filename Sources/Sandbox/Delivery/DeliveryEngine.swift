@@ -11,7 +11,7 @@ import Synchronization
 /// Observers learn about every committed change through `onChange`, in order per device.
 ///
 /// ### Threading
-/// Safe from any thread. Each device's machine sits behind its own `Mutex`, held only while the machine
+/// Safe from any thread. Each device's machine sits behind its own lock (`Locked`), held only while the machine
 /// steps (pure computation and timer bookkeeping); repositories, callbacks and the extension are always
 /// called with no lock held. Device record writes (``setOnline(_:token:)``, ``uninstall(bundleID:token:)``)
 /// are serialised per device by a second lock. Past ``Configuration/idleSlotsKeptPerShard`` slots in its shard,

@@ -1,10 +1,11 @@
 // APNs Sandbox — one device's place in the delivery engine: its machine, timer, locks and pending reports.
 import Synchronization
+import Support
 
 
 /// Devices are spread over shards by token so that devices on different threads rarely share a lock.
 final class SlotShard: Sendable {
-    let slots = Mutex<[String: DeviceSlot]>([:])
+    let slots = Locked<[String: DeviceSlot]>([:])
     /// Bumped (under `slots`' lock) each time a slot of the shard is retired: a slot made from a device record
     /// read before a retirement may be stale and is made again (``DeliveryEngine/slot(for:)``).
     let retirements = Atomic<UInt64>(0)
@@ -46,14 +47,14 @@ final class DeviceSlot: Sendable {
     }
 
     let token: String
-    let state: Mutex<State>
+    let state: Locked<State>
     /// Serialises read-modify-write of the device record; taken before `state`, never inside it.
-    let deviceWrites = Mutex(())
-    let emissions = Mutex(Emissions())
+    let deviceWrites = Locked(())
+    let emissions = Locked(Emissions())
 
     init(token: String, queue: DeviceQueue) {
         self.token = token
-        self.state = Mutex(State(queue: queue))
+        self.state = Locked(State(queue: queue))
     }
 
     /// Runs `body` for every queued report, in order, until none is left (see ``Emissions``).

@@ -1,5 +1,6 @@
 // APNs Sandbox — the fault rules in force, in order, with their generators and counters.
 import Synchronization
+import Support
 
 /// The ordered list of ``FaultRule``s and what they did: ``decide(_:now:)`` is asked once per push that passed
 /// APNs' path, header and authentication checks.
@@ -72,7 +73,7 @@ public final class FaultBook: Sendable {
         var totals = Totals()
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let ruleCount = Atomic<Int>(0)
 
     public init(rules: [FaultRule] = []) {

@@ -235,7 +235,7 @@ struct AppRoutes: Sendable {
 
 /// One app change at a time (the routes are values; the lock is shared by reference).
 private final class AppWriteLock: Sendable {
-    private let lock = Mutex(())
+    private let lock = Locked(())
 
     func serialized<T>(_ body: () throws -> T) throws -> T {
         try lock.withLock { _ in try body() }

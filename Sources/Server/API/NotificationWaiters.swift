@@ -2,6 +2,7 @@
 import Dispatch
 import Sandbox
 import Synchronization
+import Support
 
 /// Parked requests waiting for notifications to reach a final status.
 ///
@@ -23,7 +24,7 @@ final class NotificationWaiters: Sendable {
         var fire: @Sendable () -> Void
     }
 
-    private let waiters = Mutex<[UInt64: Waiter]>([:])
+    private let waiters = Locked<[UInt64: Waiter]>([:])
     private let active = Atomic<Int>(0)
     private let nextID = Atomic<UInt64>(1)
 

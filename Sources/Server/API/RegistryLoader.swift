@@ -25,7 +25,7 @@ final class RegistryLoader: Service {
         var beforeBatch: (@Sendable (Int) -> Void)?
     }
 
-    private let tuning = Mutex(Tuning())
+    private let tuning = Locked(Tuning())
     private let queue = DispatchQueue(label: "apns-sandbox.registry-load")
     /// One lookup at a time, in the order the pushes came (the store reads them one by one anyway).
     private let lookups = DispatchQueue(label: "apns-sandbox.registry-lookups")
@@ -33,7 +33,7 @@ final class RegistryLoader: Service {
     private let running = DispatchGroup()
     /// Tokens with pushes waiting on the lookup queue: a later push to one of them queues behind them (else it
     /// could be accepted first, on its loop, while the earlier one waits).
-    private let queued = Mutex<[DeviceToken: Int]>([:])
+    private let queued = Locked<[DeviceToken: Int]>([:])
 
     init(registry: DeviceRegistry, devices: any DeviceRepository, logger: Logger) {
         self.registry = registry

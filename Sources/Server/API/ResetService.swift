@@ -44,7 +44,7 @@ final class ResetService: Sendable {
 
     let parts: Parts
     /// One reset, restore or snapshot at a time. Held on a worker thread across store writes.
-    let serial = Mutex(())
+    let serial = Locked(())
 
     init(_ parts: Parts) {
         self.parts = parts

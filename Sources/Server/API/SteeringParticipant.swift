@@ -2,6 +2,7 @@
 // `POST /api/v1/reset` and in snapshots.
 import APNsProtocol
 import Synchronization
+import Support
 
 /// What a reset covers: the whole sandbox, or one team, one app or one device (docs/reset-and-snapshots.md).
 public enum ResetScope: Sendable, Equatable {
@@ -66,7 +67,7 @@ public struct SnapshotSectionError: Error, Sendable, Equatable, CustomStringConv
 
 /// The registered participants, in registration order.
 public final class SteeringParticipants: Sendable {
-    private let participants = Mutex<[any SteeringParticipant]>([])
+    private let participants = Locked<[any SteeringParticipant]>([])
 
     /// The document's own keys, which no participant may take.
     static let reservedNames: Set<String> = [

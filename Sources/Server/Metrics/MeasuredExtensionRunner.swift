@@ -3,6 +3,7 @@ import ExtensionRuntime
 import Metrics
 import Sandbox
 import Synchronization
+import Support
 
 /// Runs extensions through `runner` and counts each instance's end: `apns_sandbox_extension_runs_total{kind,
 /// outcome}` and `apns_sandbox_extension_duration_seconds{kind}` (start to outcome, on the sandbox clock, so a
@@ -51,7 +52,7 @@ struct MeasuredExtensionRunner: ReportingServiceExtensionRunner {
 /// The kind of each configuration text seen, so that a run looks it up instead of parsing and validating the
 /// JSON again (the runtime parses it for itself). Apps are few: past `limit` texts the table starts over.
 final class ExtensionKinds: Sendable {
-    private let known = Mutex<[String: ExtensionKind]>([:])
+    private let known = Locked<[String: ExtensionKind]>([:])
     let limit: Int
 
     init(limit: Int = 256) {

@@ -3,10 +3,11 @@ import APNsProtocol
 import Crypto
 import HTTP
 import Synchronization
+import Support
 
 /// The provider endpoint's object in each `ConnectionSession`.
 final class ProviderConnection: Sendable {
-    private let state = Mutex(ProviderConnectionState())
+    private let state = Locked(ProviderConnectionState())
     /// Counts the connection in `apns_sandbox_provider_connections` while the session keeps this object.
     private let tracker: ProviderConnectionTracker?
 

@@ -325,7 +325,7 @@ final class DeviceRateLimiter: Sendable {
         var count: Int
     }
 
-    private let windows = Mutex<[DeviceToken: Window]>([:])
+    private let windows = Locked<[DeviceToken: Window]>([:])
     let maxPerSecond: Int
 
     init(maxPerSecond: Int) {

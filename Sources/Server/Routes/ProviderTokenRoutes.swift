@@ -4,6 +4,7 @@ import Foundation
 import HTTP
 import Sandbox
 import Synchronization
+import Support
 
 /// `GET /api/v1/provider-tokens`: the configured keys and whether the sandbox can sign with them.
 /// `POST /api/v1/provider-tokens` (body optional: `{"keyId", "teamId"}`): a provider token (ES256 JWT)
@@ -48,8 +49,8 @@ final class ProviderTokenRoutes: Sendable {
     let baseDirectory: String?
     let clock: any SandboxClock
     /// Parsed `.p8` keys (read once, on a worker thread) and the last token per key.
-    private let signingKeys = Mutex<[String: ES256PrivateKey]>([:])
-    private let issued = Mutex<[String: Issued]>([:])
+    private let signingKeys = Locked<[String: ES256PrivateKey]>([:])
+    private let issued = Locked<[String: Issued]>([:])
 
     init(configuration: SandboxConfiguration, clock: any SandboxClock) {
         self.teams = configuration.teams

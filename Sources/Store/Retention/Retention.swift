@@ -46,7 +46,7 @@ public final class Retention: Sendable {
         var isStopped = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let work = DispatchQueue(label: "retention", qos: .utility)
     private let store: any SandboxStore
     private let outbox: any OutboxStore

@@ -60,7 +60,7 @@ public struct BoundListener: Sendable {
 /// right after accept (a refusal is logged at most every 10 s, with the count since the last log).
 ///
 /// Safety of `@unchecked Sendable`: mutable state is either atomic (`connectionCount`,
-/// `nextLoop`), behind a `Mutex` (`listenerStates`, `clients`), or confined to a loop and reached
+/// `nextLoop`), behind a lock (`listenerStates`, `clients`), or confined to a loop and reached
 /// through `LoopBound` values and `loop.execute`.
 public final class TCPServer: @unchecked Sendable {
     public struct Configuration: Sendable {
@@ -84,13 +84,13 @@ public final class TCPServer: @unchecked Sendable {
     private let logger: Logger
     private let connectionCount = Atomic<Int>(0)
     /// Open connections per client address (entries at zero are removed).
-    private let clients = Mutex<[ClientAddress: Int]>([:])
-    private let refusals = Mutex(RefusalLog())
+    private let clients = Locked<[ClientAddress: Int]>([:])
+    private let refusals = Locked(RefusalLog())
     private let nextLoop = Atomic<Int>(0)
     private let isDraining = Atomic<Bool>(false)
     private let loopStates: [LoopBound<LoopState>]
-    private let boundListeners = Mutex<[BoundListener]>([])
-    private let acceptors = Mutex<[LoopBound<Acceptor>]>([])
+    private let boundListeners = Locked<[BoundListener]>([])
+    private let acceptors = Locked<[LoopBound<Acceptor>]>([])
 
     public init(configuration: Configuration, loops: [EventLoop], factory: any ConnectionHandlerFactory, logger: Logger) {
         precondition(!loops.isEmpty, "a server needs at least one event loop")
@@ -249,7 +249,7 @@ public final class TCPServer: @unchecked Sendable {
     }
 
     private func runOnLoop(_ loop: EventLoop, _ body: @escaping @Sendable () throws -> Void) throws {
-        let result = Mutex<Result<Void, any Error>?>(nil)
+        let result = Locked<Result<Void, any Error>?>(nil)
         loop.execute {
             let outcome = Result { try body() }
             result.withLock { $0 = outcome }

@@ -46,17 +46,17 @@ public struct Interest: OptionSet, Sendable {
 /// earliest deadline.
 ///
 /// Safety of `@unchecked Sendable`: the mutable state touched off-loop is `pendingTasks` and
-/// `wakeupPending`, both inside `Mutex`es; everything else is read and written only on the loop
+/// `wakeupPending`, both inside `Locked`s; everything else is read and written only on the loop
 /// thread (checked with `preconditionInEventLoop()` on the entry points).
 public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     public let index: Int
     private let epollFD: Int32
     private let wakeFD: Int32
     private let timerFD: Int32
-    private let pendingTasks = Mutex<[@Sendable () -> Void]>([])
+    private let pendingTasks = Locked<[@Sendable () -> Void]>([])
     private let wakeupPending = Atomic<Bool>(false)
-    private let threadID = Mutex<pthread_t?>(nil)
-    private let finished = Mutex<Bool>(false)
+    private let threadID = Locked<pthread_t?>(nil)
+    private let finished = Locked<Bool>(false)
     private let finishedCondition = NSCondition()
 
     // Loop-thread state.

@@ -84,7 +84,7 @@ struct ServerConnection: Sendable {
         let request = HTTPClient.Request(
             url: baseURL + path, method: method, headers: headers, body: body, timeoutMilliseconds: max(timeoutMilliseconds, atLeastMilliseconds),
             maxResponseBytes: 256 << 20)
-        let result = Mutex<Result<HTTPClient.Response, HTTPClient.Failure>?>(nil)
+        let result = Locked<Result<HTTPClient.Response, HTTPClient.Failure>?>(nil)
         let done = DispatchSemaphore(value: 0)
         client.send(request) { answer in
             result.withLock { $0 = answer }

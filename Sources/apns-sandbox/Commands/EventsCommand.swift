@@ -2,6 +2,7 @@
 import Foundation
 import HTTPClient
 import Synchronization
+import Support
 
 extension CommandRegistry {
     static let events = Command(
@@ -32,8 +33,8 @@ extension CommandRegistry {
         // stream's end goes through the same queue, after every chunk before it.
         let writer = DispatchQueue(label: "apns-sandbox.events.writer")
         let done = DispatchSemaphore(value: 0)
-        let ending = Mutex<Result<HTTPClient.Response, HTTPClient.Failure>?>(nil)
-        let lastChunk = Mutex(DispatchTime.now())
+        let ending = Locked<Result<HTTPClient.Response, HTTPClient.Failure>?>(nil)
+        let lastChunk = Locked(DispatchTime.now())
         let path = "/api/v1/events" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
         return try withExtendedLifetime(api) {
             let handle = api.stream(path, explicitTimeout: arguments.value("--timeout") != nil, onChunk: { chunk in

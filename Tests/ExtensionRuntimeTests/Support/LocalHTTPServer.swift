@@ -2,6 +2,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import Support
 
 /// A blocking HTTP/1.1 server on 127.0.0.1 and an ephemeral port: one thread accepts, one thread per
 /// connection answers (`Connection: close`). Good enough for tests; not for anything else.
@@ -28,7 +29,7 @@ final class LocalHTTPServer: Sendable {
     let port: UInt16
     private let listener: Int32
     private let handler: @Sendable (Request) -> Response
-    private let requests = Mutex<[Request]>([])
+    private let requests = Locked<[Request]>([])
     private let stopped = Atomic<Bool>(false)
 
     init(handler: @escaping @Sendable (Request) -> Response) throws {

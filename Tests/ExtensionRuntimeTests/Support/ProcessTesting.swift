@@ -4,10 +4,11 @@ import Glibc
 import Synchronization
 
 @testable import ExtensionRuntime
+import Support
 
 /// Where a thread leaves what it spawned.
 final class SpawnBox: Sendable {
-    private let value = Mutex<Result<ChildProcess, any Error>?>(nil)
+    private let value = Locked<Result<ChildProcess, any Error>?>(nil)
 
     func set(_ result: Result<ChildProcess, any Error>) { value.withLock { $0 = result } }
     var result: Result<ChildProcess, any Error>? { value.withLock { $0 } }

@@ -97,7 +97,7 @@ struct TestPush {
 /// A run in progress: its result once the completion is called, and how often it was called.
 final class PendingRun: Sendable {
     let startedAt = DispatchTime.now().uptimeNanoseconds
-    private let state = Mutex<(result: ExtensionResult?, calls: Int, finishedAt: UInt64)>((nil, 0, 0))
+    private let state = Locked<(result: ExtensionResult?, calls: Int, finishedAt: UInt64)>((nil, 0, 0))
     private let semaphore = DispatchSemaphore(value: 0)
 
     func complete(_ result: ExtensionResult) {

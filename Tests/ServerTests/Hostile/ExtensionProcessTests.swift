@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 import Synchronization
 import Testing
+import Support
 
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct HostileExtensionProcessTests {
@@ -199,7 +200,7 @@ struct HostileExtensionProcessTests {
 
     /// The processes a test saw.
     final class SeenProcesses: Sendable {
-        private let processes = Mutex<[SeenProcess]>([])
+        private let processes = Locked<[SeenProcess]>([])
 
         func add(_ process: SeenProcess) { processes.withLock { $0.append(process) } }
         var all: [SeenProcess] { processes.withLock { $0 } }

@@ -3,6 +3,7 @@ import APNsProtocol
 import Foundation
 import Server
 import Synchronization
+import Support
 
 /// The device the configuration declares in these tests.
 let seededToken = String(repeating: "5e", count: 32)
@@ -80,7 +81,7 @@ final class CounterParticipant: SteeringParticipant {
         var restores = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     var value: Int {
         get { state.withLock { $0.value } }

@@ -46,7 +46,7 @@ struct TestServer: Sendable {
 
 /// True the first time only.
 private final class StopFlag: Sendable {
-    private let value = Mutex(false)
+    private let value = Locked(false)
 
     func setOnce() -> Bool {
         value.withLock { stopped in
