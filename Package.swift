@@ -58,7 +58,7 @@ let package = Package(
 
         // The fuzz targets (scripts/fuzz builds them with libFuzzer; a plain build replays inputs).
         .executableTarget(
-            name: "apns-sandbox-fuzz", dependencies: ["APNsProtocol", "HTTP", "Crypto", "ExtensionRuntime", "Server"], path: "Fuzz/Sources",
+            name: "apns-sandbox-fuzz", dependencies: ["APNsProtocol", "HTTP", "Crypto", "ExtensionRuntime", "Server", "Transport", "Support", "CNGHTTP2"], path: "Fuzz/Sources",
             swiftSettings: strict + [.unsafeFlags(["-parse-as-library"])]),
 
         // posix_spawn for the tests' child processes (Foundation's Process.run crashes on 6.3.1 Linux).

@@ -17,6 +17,7 @@ enum FuzzTargets {
         "config": config,
         "extension-output": extensionOutput,
         "http1": http1,
+        "http2": HTTP2Fuzz.run,
         "json": json,
         "provider-token": providerToken,
         "push": push,

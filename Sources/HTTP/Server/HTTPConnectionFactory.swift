@@ -10,6 +10,11 @@ public struct HTTPConnectionFactory: ConnectionHandlerFactory {
     }
 
     public func makeHandler(for connection: Connection) -> any ConnectionHandler {
+        makeHandler()
+    }
+
+    /// The first handler of a connection of any kind (``ConnectionContext``): the fuzz target's has no socket.
+    public func makeHandler() -> any ConnectionHandler {
         ProtocolSniffer(pipeline: pipeline)
     }
 }
