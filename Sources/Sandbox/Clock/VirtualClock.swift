@@ -232,6 +232,9 @@ public final class VirtualClock: SandboxClock {
     @discardableResult
     public func reset() -> Reading {
         timer.sync {
+            // Stand still first: a running clock moves on between moving its wall and freezing it (under load, a
+            // millisecond or more past `startingAt`).
+            if startsFrozen { _ = freezeNow() }
             if let wall = startingAt { _ = moveWall(to: wall) } else { _ = toRealTime() }
             return startsFrozen ? freezeNow() : resumeFromNow()
         }
