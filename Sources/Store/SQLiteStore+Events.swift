@@ -74,6 +74,12 @@ extension SQLiteStore: EventLogRepository {
         }
     }
 
+    /// One chunk of the age pass of ``pruneEvents(maxEvents:olderThan:keepingAbove:)`` (cutoff, floor, chunk). Found
+    /// through events_time: with `ORDER BY id` SQLite walked the whole log by id to find that nothing was old (0.4 s
+    /// for a million events, on the writer, every pass; seen in the soak).
+    static let pruneOldEventsSQL =
+        "DELETE FROM events WHERE id IN (SELECT id FROM events INDEXED BY events_time WHERE time < ? AND id <= ? LIMIT ?)"
+
     /// Deletes events older than `cutoff` and all but the newest `maxEvents` (negative: no cap), in
     /// chunks so that saves are not held up.
     @discardableResult
@@ -89,9 +95,7 @@ extension SQLiteStore: EventLogRepository {
         var total = 0
         while true {
             let deleted = try write { connection in
-                try connection.withStatement(
-                    "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE time < ? AND id <= ? ORDER BY id LIMIT ?)"
-                ) { statement in
+                try connection.withStatement(Self.pruneOldEventsSQL) { statement in
                     try statement.bind(cutoff, at: 1)
                     try statement.bind(floor, at: 2)
                     try statement.bind(chunk, at: 3)

@@ -181,8 +181,25 @@ extension SQLiteStore {
     }
 
     /// Rows deleted per transaction by prune, so a large prune never holds up saves for long:
-    /// saves queued meanwhile are committed between two chunks.
-    static let pruneChunk = 5000
+    /// saves queued meanwhile are committed between two chunks (1,000 records take ~10 ms here).
+    static let pruneChunk = 1000
+
+    /// The newest final record beyond the newest N (final statuses' values, N), for ``prune(keepingAtMost:receivedBefore:removed:)``.
+    static func pruneBoundarySQL(_ finalStatuses: SQLCondition) -> String {
+        "SELECT received_at, seq FROM notifications\(finalStatuses.sql) ORDER BY received_at DESC, seq DESC LIMIT 1 OFFSET ?"
+    }
+
+    /// One chunk of the count pass: final records after a position and at or before the boundary, oldest first,
+    /// in the received_at index's order (final statuses' values, the position, the boundary, the chunk's size).
+    static func pruneOverflowSQL(_ finalStatuses: SQLCondition) -> String {
+        """
+        DELETE FROM notifications WHERE seq IN (
+            SELECT seq FROM notifications INDEXED BY notifications_received
+            \(finalStatuses.sql) AND (received_at, seq) > (?, ?) AND (received_at, seq) <= (?, ?)
+            ORDER BY received_at, seq LIMIT ?)
+        RETURNING apns_id, device_token, received_at, seq
+        """
+    }
 
     /// ``prune(maxRecords:olderThan:)`` with the two counts apart: `expired` (final and older than
     /// the cutoff) and `overflow` (final records beyond the newest `maxRecords` final ones; records
@@ -216,25 +233,45 @@ extension SQLiteStore {
             if deleted.count < chunk { break }
         }
         guard maxRecords >= 0 else { return (expired, 0) }
+        // The newest final record beyond the newest `maxRecords`: found once, on the read connection (it sorts
+        // every final record), then everything final at or before it goes, oldest first, each chunk read in the
+        // order of the received_at index (whose entries end with the seq) from where the last one stopped. (Each
+        // chunk used to find its rows with `ORDER BY … OFFSET maxRecords`, sorting the whole table on the
+        // writer: 60–150 ms a chunk, which stalled pushes for up to a second each minute in the soak.)
+        let boundary = try read { connection in
+            try connection.withStatement(Self.pruneBoundarySQL(finalStatuses)) { statement -> (Int64, Int64)? in
+                let next = try finalStatuses.bind(to: statement)
+                try statement.bind(maxRecords, at: next)
+                return try statement.step() ? (statement.int64(at: 0), statement.int64(at: 1)) : nil
+            }
+        }
+        guard let boundary else { return (expired, 0) }
+        var after: (Int64, Int64) = (.min, .min)
         var overflow = 0
         while true {
+            let start = after
             let deleted = try write { connection in
-                try connection.withStatement(
-                    """
-                    DELETE FROM notifications WHERE seq IN (
-                        SELECT seq FROM notifications\(finalStatuses.sql) ORDER BY received_at DESC, seq DESC LIMIT ? OFFSET ?)
-                    RETURNING apns_id, device_token
-                    """
-                ) { statement in
-                    let next = try finalStatuses.bind(to: statement)
+                try connection.withStatement(Self.pruneOverflowSQL(finalStatuses)) { statement in
+                    var next = try finalStatuses.bind(to: statement)
+                    for value in [start.0, start.1, boundary.0, boundary.1] {
+                        try statement.bind(value, at: next)
+                        next += 1
+                    }
                     try statement.bind(chunk, at: next)
-                    try statement.bind(maxRecords, at: next + 1)
-                    return try Self.keys(statement)
+                    var keys: [NotificationKey] = []
+                    var last = start
+                    while try statement.step() {
+                        keys.append(NotificationKey(apnsID: statement.string(at: 0) ?? "", deviceToken: statement.string(at: 1) ?? ""))
+                        let row = (statement.int64(at: 2), statement.int64(at: 3))
+                        if row > last { last = row }
+                    }
+                    return (keys, last)
                 }
             }
-            overflow += deleted.count
-            if !deleted.isEmpty { removed(deleted) }
-            if deleted.count < chunk { break }
+            after = deleted.1
+            overflow += deleted.0.count
+            if !deleted.0.isEmpty { removed(deleted.0) }
+            if deleted.0.count < chunk { break }
         }
         return (expired, overflow)
     }

@@ -229,6 +229,48 @@ extension SQLiteStoreNotificationTests {
     }
 }
 
+extension SQLiteStoreNotificationTests {
+    /// The count pass over several chunks keeps exactly the newest `maxRecords` final records in (received_at, seq)
+    /// order — many share a received_at across chunk edges — and every unfinished one, however old.
+    @Test func prunesBeyondTheCapAcrossChunksTiesAndUnfinishedRecords() async throws {
+        let total = SQLiteStore.pruneChunk * 3 + 123
+        let records = (0..<total).map { index in
+            sampleRecord(apnsID: "t\(index)", receivedAt: Int64(index / 7), status: index % 5 == 0 ? .stored : .displayed)
+        }
+        try await store.save(records)
+        let final = records.filter { $0.status == .displayed }
+        let counts = try store.prune(keepingAtMost: 400, receivedBefore: 0)
+        #expect(counts.expired == 0 && counts.overflow == final.count - 400)
+        let kept = Set(try store.notifications(matching: NotificationFilter(), limit: total, offset: 0).map(\.apnsID))
+        let expected = Set(records.filter { $0.status == .stored }.map(\.apnsID) + final.suffix(400).map(\.apnsID))
+        #expect(kept == expected)
+        #expect(try store.prune(keepingAtMost: 400, receivedBefore: 0).overflow == 0)
+    }
+
+    /// No chunk of a prune sorts or walks a table on the writer (found by the soak: a chunk sorted every final
+    /// record for its `OFFSET`, and the events' age pass walked the whole log by id when nothing was old; pushes
+    /// stalled for up to a second each minute). Only the boundary, read once per pass on the read connection, sorts.
+    @Test func pruneChunksFollowAnIndex() throws {
+        let finalStatuses = SQLCondition(statusIn: NotificationStatus.allCases.filter(\.isFinal))
+        func plan(_ sql: String) throws -> [String] {
+            try store.read { connection in
+                try connection.withStatement("EXPLAIN QUERY PLAN " + sql) { statement in
+                    var details: [String] = []
+                    while try statement.step() { details.append(statement.string(at: 3) ?? "") }
+                    return details
+                }
+            }
+        }
+        for sql in [SQLiteStore.pruneOverflowSQL(finalStatuses), SQLiteStore.pruneOldEventsSQL] {
+            let details = try plan(sql)
+            #expect(!details.isEmpty)
+            #expect(!details.contains { $0.contains("TEMP B-TREE") || $0.hasPrefix("SCAN") }, "\(sql): \(details)")
+        }
+        #expect(try plan(SQLiteStore.pruneOverflowSQL(finalStatuses)).contains { $0.contains("notifications_received") })
+        #expect(try plan(SQLiteStore.pruneOldEventsSQL).contains { $0.contains("events_time") })
+    }
+}
+
 /// The text `?q=` searches: displayed parts then the payload, one per line, lowercased (Unicode too).
 @Suite struct SearchTextTests {
     @Test func joinsDisplayedPartsAndPayloadLowercased() {
