@@ -7,17 +7,24 @@ mixed in; the server's RSS, descriptors and threads and a probe's p99 latency, s
    - a probe (soak_probe.py: one h2c connection, 50 pushes/s one at a time) measures latency per minute;
    - a webhook subscription for the probe's device posts its events to a receiver here;
    - an SSE reader takes every event as fast as it comes, and two slow ones read 16 KiB every quarter second through a
-     16 KiB receive buffer (the server ends their streams at its buffer cap; one of them leaves after 20 s with a
-     TCP reset if it has not; they come back);
+     16 KiB receive buffer; one of them leaves every 20 s with a TCP reset. Each comes back with Last-Event-ID when it
+     left or the server ended its stream (at its buffer cap), and is then fed from the event log, paced by its reading;
    - 20 slow-loris connections send one header line every 3 s (the server's request timeout closes them; they
-     reconnect), and every 0.2 s a client opens a connection, starts a push (h2c, or HTTP/1.1) and resets it midway.
-3. Each minute: RSS, open descriptors and threads of the server (/proc), the probe's p50/p99, the counts.
+     reconnect), and every 0.2 s a client opens a connection, starts a push (h2c, or HTTP/1.1) and resets it midway;
+   - retention (the records capped at 200,000, the events at 400,000; 20,000 and 40,000 in runs under 20 minutes)
+     prunes once a minute under the load.
+3. Each minute: RSS, open descriptors and threads of the server (/proc), the store's size, records and events, the
+   probe's p50/p99, the clients' counts.
 
 Bounds, against the first minute (the warm-up): RSS at most 1.5×, descriptors at most +50, threads at most +8 (the
 pools grow with demand: Dispatch's workers, SQLite's readers; a leak of one per connection would pass +8 within a
-minute, as some 300 connections are reset and a few hundred slow-loris ones closed each minute), the probe's p99 at
-most 2× (of at least 1 ms); every probe push and every h2load request answered 2xx; the server alive
-throughout, and a SIGTERM at the end exits 0. Exit status 1 if a bound or check fails.
+minute, as some 300 connections are reset and about 100 slow-loris ones closed each minute), the probe's p99 at
+most 2× (of at least 1 ms). Each minute: every probe push answered 200 (at least half the 50/s asked), the records
+at most the cap plus 1.5 minutes of pushes (events likewise), and every kind of client making progress. Over 20
+minutes or more, the store's files in the last third at most 1.25× their size at the end of the first. Every
+h2load request answered 2xx (at least 75 % of those asked), every probe push's two events delivered to the webhook,
+no unexpected client error, the server alive throughout, and a SIGTERM at the end exits 0. Exit status 1 if a
+bound or check fails; the work directory is then kept.
 
 Usage: soak.py --binary .build/release/apns-sandbox [--minutes 60]
 """
@@ -31,6 +38,7 @@ import re
 import shutil
 import signal
 import socket
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -43,13 +51,18 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 HERE = os.path.dirname(os.path.abspath(__file__))
 TEAM, KEY, TOPIC = "SOAKTEAM01", "SOAKKEY001", "com.soak.app"
 PAYLOAD = b'{"aps":{"alert":{"title":"soak","body":"steady load"},"badge":1}}'
-RETAINED_RECORDS = 200_000
+# Records kept (events: twice as many). Short runs keep 20,000, so that the first minute, the reference, already
+# prunes a minute's worth as every later one does (a debug build reaches 200,000 only in its third minute).
+RETAINED_RECORDS, SHORT_RUN_RETAINED_RECORDS = 200_000, 20_000
+PROBE_RATE = 50
+PRUNE_SECONDS = 60  # the retention pass's period (its default)
 
 
 class Counters:
     def __init__(self):
         self.lock = threading.Lock()
         self.values: dict[str, int] = {}
+        self.errors: list[str] = []
 
     def add(self, name: str, amount: int = 1) -> None:
         with self.lock:
@@ -59,20 +72,33 @@ class Counters:
         with self.lock:
             return dict(self.values)
 
+    def error(self, message: str) -> None:
+        with self.lock:
+            self.values["client errors"] = self.values.get("client errors", 0) + 1
+            if len(self.errors) < 5:
+                self.errors.append(message)
 
-def forever(stop: threading.Event, body) -> None:
+
+def forever(stop: threading.Event, counters: Counters, body) -> None:
+    """Runs `body` again and again until `stop`: a socket error (the server closing, a timeout) is part of the game;
+    anything else is a fault of the client or the server's answer, counted and kept for the report."""
     while not stop.is_set():
         try:
             body()
         except OSError:
             pass
+        except Exception as error:  # noqa: BLE001 - reported as a failure at the end
+            counters.error(f"{threading.current_thread().name}: {error!r}")
         stop.wait(0.1)
 
 
 def event_reader(port: int, stop: threading.Event, counters: Counters, slow: bool, leave_after: float = 1e9) -> None:
     """The fast reader takes every event as it comes and counts them. A slow one reads 16 KiB every quarter second
-    through a 16 KiB receive buffer, until the server ends its stream (its buffer cap; counted) or `leave_after`
-    seconds have passed (it leaves with a TCP reset); either way it comes back."""
+    through a 16 KiB receive buffer. Each comes back with `Last-Event-ID` (the server then feeds it from its event
+    log, paced by the reader) when the server ends its stream (the last chunk, or a close: counted), and a slow one
+    also after `leave_after` seconds (it leaves with a TCP reset)."""
+    last_id: list[int] = []
+    id_pattern = re.compile(rb"(?:^|\n)id: (\d+)\n")
 
     def once():
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -80,24 +106,35 @@ def event_reader(port: int, stop: threading.Event, counters: Counters, slow: boo
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
             sock.settimeout(30)
             sock.connect(("127.0.0.1", port))
-            sock.sendall(b"GET /api/v1/events HTTP/1.1\r\nHost: soak\r\nAccept: text/event-stream\r\n\r\n")
-            if slow:
-                counters.add("slow SSE streams")
+            resume = f"Last-Event-ID: {last_id[-1]}\r\n" if last_id else ""
+            sock.sendall(f"GET /api/v1/events HTTP/1.1\r\nHost: soak\r\nAccept: text/event-stream\r\n{resume}\r\n"
+                         .encode())
+            kind = "slow SSE" if slow else "SSE"
+            counters.add(f"{kind} streams")
+            if resume:
+                counters.add(f"{kind} streams resumed")
             leave = time.monotonic() + leave_after
+            tail = b""
             while not stop.is_set():
                 data = sock.recv(16384 if slow else 65536)
-                if not data:
-                    if slow:
-                        counters.add("slow SSE streams ended by the server")
-                    return
+                seen = tail + data
+                if ids := id_pattern.findall(seen):
+                    last_id.append(int(ids[-1]))
+                    del last_id[:-1]
                 if not slow:
                     counters.add("SSE events", data.count(b"\nid: ") + data.startswith(b"id: "))
-                elif time.monotonic() > leave:
-                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                # The server ends a stream with HTTP/1.1's last chunk and keeps the connection, or closes it.
+                if not data or seen.endswith(b"\r\n0\r\n\r\n"):
+                    counters.add(f"{kind} streams ended by the server")
                     return
-                else:
+                tail = seen[-64:]
+                if time.monotonic() > leave:
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    counters.add("slow SSE streams left with a reset")
+                    return
+                if slow:
                     time.sleep(0.25)
-    forever(stop, once)
+    forever(stop, counters, once)
 
 
 def slow_loris(port: int, stop: threading.Event, counters: Counters) -> None:
@@ -109,7 +146,7 @@ def slow_loris(port: int, stop: threading.Event, counters: Counters) -> None:
             while not stop.wait(3):
                 header += 1
                 sock.sendall(b"x-slow-%d: 1\r\n" % header)
-    forever(stop, once)
+    forever(stop, counters, once)
 
 
 def resetters(port: int, stop: threading.Event, counters: Counters, token: str, device: str) -> None:
@@ -142,7 +179,7 @@ def resetters(port: int, stop: threading.Event, counters: Counters, token: str, 
                 time.sleep(0.02)
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             counters.add("pushes reset midway")
-    forever(stop, once)
+    forever(stop, counters, once)
 
 
 def webhook_receiver(counters: Counters) -> int:
@@ -173,9 +210,15 @@ def process_sample(pid: int, data: str) -> dict[str, int]:
     with open(f"/proc/{pid}/status") as f:
         status = dict(line.split(":", 1) for line in f if ":" in line)
     files = [os.path.join(data, name) for name in os.listdir(data) if name.startswith(("sandbox.sqlite", "webhooks.sqlite"))]
+    # The rows retention keeps (read-only, from the WAL's snapshot: the server's writer is not held up).
+    with sqlite3.connect(f"file:{os.path.join(data, 'sandbox.sqlite')}?mode=ro", uri=True, timeout=10) as db:
+        records = db.execute("SELECT count(*) FROM notifications").fetchone()[0]
+        events = db.execute("SELECT count(*) FROM events").fetchone()[0]
+    db.close()
     return {"rss_mb": int(status["VmRSS"].split()[0]) // 1024, "threads": int(status["Threads"]),
             "fds": len(os.listdir(f"/proc/{pid}/fd")),
-            "store_mb": sum(os.path.getsize(path) for path in files if os.path.exists(path)) // (1 << 20)}
+            "store_mb": sum(os.path.getsize(path) for path in files if os.path.exists(path)) // (1 << 20),
+            "records": records, "events": events}
 
 
 def h2load(port: int, token: str, devices: list[str], payload: str, extra: list[str]) -> list[str]:
@@ -198,47 +241,97 @@ def h2load_summary(output: str) -> dict[str, float]:
     return summary
 
 
+def bounds(rows: list[dict], minutes: int, rate: float, interval: float, retained: int) -> list[str]:
+    """What must hold of the samples (the module's docstring states it)."""
+    failures = []
+    if len(rows) != minutes:
+        return [f"{len(rows)} samples of {minutes}"]
+    first = rows[0]
+    pushes_per_pass = rate * PRUNE_SECONDS
+    progress = ["SSE events", "slow SSE streams", "slow-loris connections", "pushes reset midway", "webhook requests"]
+    for before, row in zip(rows, rows[1:]):
+        minute = row["interval"]
+        if row["rss_mb"] > 1.5 * first["rss_mb"]:
+            failures.append(f"minute {minute}: RSS {row['rss_mb']} MB > 1.5 × {first['rss_mb']} MB")
+        if row["fds"] > first["fds"] + 50:
+            failures.append(f"minute {minute}: {row['fds']} descriptors > {first['fds']} + 50")
+        if row["threads"] > first["threads"] + 8:
+            failures.append(f"minute {minute}: {row['threads']} threads > {first['threads']} + 8")
+        if row["p99_ms"] > 2 * max(first["p99_ms"], 1.0):
+            failures.append(f"minute {minute}: probe p99 {row['p99_ms']} ms > 2 × {first['p99_ms']} ms")
+        for name in progress:
+            if row.get(name, 0) <= before.get(name, 0):
+                failures.append(f"minute {minute}: no progress of {name!r} ({row.get(name, 0)})")
+    for row in rows:
+        minute = row["interval"]
+        if row["ok"] != row["pushes"]:
+            failures.append(f"minute {minute}: {row['pushes'] - row['ok']} of {row['pushes']} probe pushes not "
+                            f"answered 200: {row['errors']}")
+        if row["pushes"] < 0.5 * PROBE_RATE * interval:
+            failures.append(f"minute {minute}: only {row['pushes']} probe pushes (50/s asked)")
+        # Retention (a pass a minute, chunked) keeps the log bounded: at most the cap plus what arrives between passes.
+        if row["records"] > retained + 1.5 * pushes_per_pass:
+            failures.append(f"minute {minute}: {row['records']} records > {retained} + 1.5 minutes of pushes")
+        if row["events"] > 2 * retained + 3 * pushes_per_pass:
+            failures.append(f"minute {minute}: {row['events']} events > {2 * retained} + 1.5 minutes of events")
+    if minutes >= 20:
+        # Once retention runs, the files reuse their free pages: the last third no bigger than the first third's end.
+        third = minutes // 3
+        reference = rows[third - 1]["store_mb"]
+        for row in rows[2 * third:]:
+            if row["store_mb"] > 1.25 * reference:
+                failures.append(f"minute {row['interval']}: store {row['store_mb']} MB > 1.25 × {reference} MB "
+                                f"(minute {third})")
+    return failures
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description="steady load with slow and disconnecting clients; flat or fail")
     parser.add_argument("--binary", required=True)
     parser.add_argument("--minutes", type=int, default=60)
     parser.add_argument("--interval", type=float, default=60, help="seconds per sample (a minute)")
-    parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--keep", action="store_true", help="keep the work directory (kept anyway on a failure)")
     args = parser.parse_args()
+    # A SIGTERM (CI's timeout) ends the run through the cleanup below, like Ctrl-C.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     binary = os.path.abspath(args.binary)
     work = tempfile.mkdtemp(prefix="soak-")
     data = os.path.join(work, "data")
-    subprocess.run([binary, "keys", "create", "--team", TEAM, "--key-id", KEY, "--out", work], check=True,
-                   capture_output=True)
     counters = Counters()
-    receiver = webhook_receiver(counters)
-    probe_device = "50a4" * 16
-    devices = ["%064x" % (0x50a450a4 * (i + 1)) for i in range(20)]
-    config = {
-        "apns": {"streamsBeforeAuthentication": 0, "tokenMaxAgeSeconds": 86400},
-        # Retention reached within minutes, so that the steady state includes pruning (once a minute) under load.
-        "storage": {"maxRecords": RETAINED_RECORDS},
-        "events": {"maxEvents": 2 * RETAINED_RECORDS},
-        "teams": [{"teamID": TEAM, "keys": [{"keyID": KEY, "privateKeyFile": f"AuthKey_{KEY}.p8"}], "apps": [TOPIC]}],
-        "webhooks": {"subscriptions": [{"id": "soak", "url": f"http://127.0.0.1:{receiver}/events",
-                                        "devices": [probe_device]}]},
-    }
-    config_path = os.path.join(work, "sandbox.json")
-    with open(config_path, "w") as f:
-        json.dump(config, f)
-    payload = os.path.join(work, "payload.json")
-    with open(payload, "wb") as f:
-        f.write(PAYLOAD)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    log = open(os.path.join(work, "server.log"), "wb")
-    server = subprocess.Popen([binary, "serve", "--config", config_path, "--data-dir", data, "--tls-port", "0",
-                               "--http-port", str(port), "--log-level", "warning"], stdout=log, stderr=subprocess.STDOUT)
     failures: list[str] = []
     rows: list[dict] = []
     stop = threading.Event()
+    server = load = probe = None
+    retained = RETAINED_RECORDS if args.minutes >= 20 else SHORT_RUN_RETAINED_RECORDS
+    log = open(os.path.join(work, "server.log"), "wb")
     try:
+        subprocess.run([binary, "keys", "create", "--team", TEAM, "--key-id", KEY, "--out", work], check=True,
+                       capture_output=True)
+        receiver = webhook_receiver(counters)
+        probe_device = "50a4" * 16
+        devices = ["%064x" % (0x50a450a4 * (i + 1)) for i in range(20)]
+        config = {
+            "apns": {"streamsBeforeAuthentication": 0, "tokenMaxAgeSeconds": 86400},
+            # Retention reached within minutes, so that the steady state includes pruning (once a minute) under load.
+            "storage": {"maxRecords": retained},
+            "events": {"maxEvents": 2 * retained},
+            "teams": [{"teamID": TEAM, "keys": [{"keyID": KEY, "privateKeyFile": f"AuthKey_{KEY}.p8"}],
+                       "apps": [TOPIC]}],
+            "webhooks": {"subscriptions": [{"id": "soak", "url": f"http://127.0.0.1:{receiver}/events",
+                                            "devices": [probe_device]}]},
+        }
+        config_path = os.path.join(work, "sandbox.json")
+        with open(config_path, "w") as f:
+            json.dump(config, f)
+        payload = os.path.join(work, "payload.json")
+        with open(payload, "wb") as f:
+            f.write(PAYLOAD)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        server = subprocess.Popen([binary, "serve", "--config", config_path, "--data-dir", data, "--tls-port", "0",
+                                   "--http-port", str(port), "--log-level", "warning"],
+                                  stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -260,24 +353,25 @@ def main() -> int:
         rate = capacity["rps"] / 2
         seconds = int(args.minutes * args.interval)
         print(f"soak: capacity {capacity['rps']:.0f} pushes/s (h2load, 10 s); {args.minutes} × {args.interval:g} s at "
-              f"{rate:.0f}/s plus a 50/s probe, with slow and disconnecting clients", flush=True)
+              f"{rate:.0f}/s plus a {PROBE_RATE}/s probe, with slow and disconnecting clients", flush=True)
 
         load = subprocess.Popen(h2load(port, token, devices, payload,
                                        ["-D", str(seconds + 5), "--rps", f"{rate / 4:.2f}"]),
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         probe = subprocess.Popen([sys.executable, os.path.join(HERE, "soak_probe.py"), "--port", str(port), "--token",
-                                  token, "--topic", TOPIC, "--device", probe_device, "--interval", str(args.interval),
-                                  "--seconds", str(seconds)], stdout=subprocess.PIPE, text=True)
-        workers = [lambda: event_reader(port, stop, counters, slow=False),
-                   lambda: event_reader(port, stop, counters, slow=True),
-                   lambda: event_reader(port, stop, counters, slow=True, leave_after=20),
-                   lambda: resetters(port, stop, counters, token, devices[0])]
-        workers += [lambda: slow_loris(port, stop, counters)] * 20
-        for worker in workers:
-            threading.Thread(target=worker, daemon=True).start()
+                                  token, "--topic", TOPIC, "--device", probe_device, "--rate", str(PROBE_RATE),
+                                  "--interval", str(args.interval), "--seconds", str(seconds)],
+                                 stdout=subprocess.PIPE, text=True)
+        workers = {"fast SSE reader": lambda: event_reader(port, stop, counters, slow=False),
+                   "slow SSE reader": lambda: event_reader(port, stop, counters, slow=True),
+                   "leaving SSE reader": lambda: event_reader(port, stop, counters, slow=True, leave_after=20),
+                   "resetter": lambda: resetters(port, stop, counters, token, devices[0])}
+        workers |= {f"slow-loris {i}": lambda: slow_loris(port, stop, counters) for i in range(20)}
+        for name, worker in workers.items():
+            threading.Thread(target=worker, name=name, daemon=True).start()
 
-        print("minute  RSS MB  fds  threads  store MB  probe p50 ms  p99 ms  max ms  probe ok  SSE events  slow SSE (ended)  "
-              "slow-loris  resets  webhook", flush=True)
+        print("minute  RSS MB  fds  threads  store MB  records  events   probe p50 ms  p99 ms  max ms  probe ok    "
+              "SSE events  slow SSE (ended/resumed)  slow-loris  resets  webhook", flush=True)
         for line in probe.stdout:
             sample = json.loads(line)
             if server.poll() is not None:
@@ -286,16 +380,16 @@ def main() -> int:
             sample.update(process_sample(server.pid, data))
             sample.update(counters.snapshot())
             rows.append(sample)
-            print(f"{sample['interval']:6}  {sample['rss_mb']:6}  {sample['fds']:3}  {sample['threads']:7}  {sample['store_mb']:8}  "
+            print(f"{sample['interval']:6}  {sample['rss_mb']:6}  {sample['fds']:3}  {sample['threads']:7}  "
+                  f"{sample['store_mb']:8}  {sample['records']:7}  {sample['events']:7}  "
                   f"{sample['p50_ms']:12.2f}  {sample['p99_ms']:6.2f}  {sample['max_ms']:6.1f}  "
                   f"{sample['ok']:4}/{sample['pushes']:<4}  {sample.get('SSE events', 0):10}  "
-                  f"{sample.get('slow SSE streams', 0):7} ({sample.get('slow SSE streams ended by the server', 0):6})  "
+                  f"{sample.get('slow SSE streams', 0):6} ({sample.get('slow SSE streams ended by the server', 0)}/"
+                  f"{sample.get('slow SSE streams resumed', 0)}){'':8}  "
                   f"{sample.get('slow-loris connections', 0):10}  "
                   f"{sample.get('pushes reset midway', 0):6}  {sample.get('webhook requests', 0):7}", flush=True)
-            if sample["ok"] != sample["pushes"]:
-                failures.append(f"minute {sample['interval']}: {sample['pushes'] - sample['ok']} probe pushes not "
-                                f"answered 200: {sample['errors']}")
-        probe.wait(timeout=60)
+        if probe.wait(timeout=60) != 0:
+            failures.append(f"the probe exited {probe.returncode}")
         # Every probe push's events reach the webhook receiver (it answers at once): each type as often as pushes.
         probed = sum(row["ok"] for row in rows)
         deadline = time.monotonic() + 30
@@ -311,36 +405,36 @@ def main() -> int:
         output, _ = load.communicate(timeout=120)
         steady = h2load_summary(output)
         print(f"h2load: {steady.get('succeeded', 0)} of {steady.get('total', 0)} requests succeeded, "
-              f"{steady.get('rps', 0):.0f} req/s", flush=True)
+              f"{steady.get('rps', 0):.0f} req/s ({rate:.0f} asked)", flush=True)
         if steady.get("non2xx", 1) != 0 or steady.get("failed", 1) != 0 or steady.get("errored", 1) != 0:
             failures.append("h2load saw failures: " + output[-1500:])
-
-        if len(rows) < 2:
-            failures.append(f"only {len(rows)} samples")
-        else:
-            first = rows[0]
-            for row in rows[1:]:
-                minute = row["interval"]
-                if row["rss_mb"] > 1.5 * first["rss_mb"]:
-                    failures.append(f"minute {minute}: RSS {row['rss_mb']} MB > 1.5 × {first['rss_mb']} MB")
-                if row["fds"] > first["fds"] + 50:
-                    failures.append(f"minute {minute}: {row['fds']} descriptors > {first['fds']} + 50")
-                if row["threads"] > first["threads"] + 8:
-                    failures.append(f"minute {minute}: {row['threads']} threads > {first['threads']} + 8")
-                if row["p99_ms"] > 2 * max(first["p99_ms"], 1.0):
-                    failures.append(f"minute {minute}: probe p99 {row['p99_ms']} ms > 2 × {first['p99_ms']} ms")
-    except Exception as error:
+        # Its rate is asked, not guaranteed: while a retention pass runs, pushes take longer and h2load's ten streams a
+        # connection fall behind (a 3-minute run made 80 % of it). A hung server makes far less.
+        if steady.get("done", 0) < 0.75 * rate * seconds:
+            failures.append(f"h2load finished {steady.get('done', 0)} requests, not 75 % of {rate * seconds:.0f}")
+        failures += bounds(rows, args.minutes, rate, args.interval, retained)
+        print(f"clients: {counters.snapshot()}", flush=True)
+        if counters.errors:
+            failures.append(f"{len(counters.errors)}+ unexpected client errors: {counters.errors}")
+    except BaseException as error:  # noqa: BLE001 - Ctrl-C and SIGTERM too: report, then clean up
         failures.append(f"stopped: {error!r}")
     finally:
         stop.set()
-        if server.poll() is None:
-            server.send_signal(signal.SIGTERM)
-            try:
-                if server.wait(timeout=30) != 0:
-                    failures.append(f"SIGTERM: the server exited {server.returncode}")
-            except subprocess.TimeoutExpired:
-                server.kill()
-                failures.append("SIGTERM: the server did not exit in 30 s")
+        for process in (load, probe):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait()
+        if server is not None:
+            if server.poll() is not None:
+                failures.append(f"the server exited ({server.returncode}) before the SIGTERM")
+            else:
+                server.send_signal(signal.SIGTERM)
+                try:
+                    if server.wait(timeout=30) != 0:
+                        failures.append(f"SIGTERM: the server exited {server.returncode}")
+                except subprocess.TimeoutExpired:
+                    server.kill()
+                    failures.append("SIGTERM: the server did not exit in 30 s")
         log.close()
     if failures:
         print(f"\nFAILED ({len(failures)}); the work directory is kept: {work}")

@@ -2,10 +2,13 @@
 """The soak's latency probe: one h2c connection, one push at a time at a steady rate, and once a minute (or every
 --interval seconds) a JSON line on stdout with that interval's latencies:
 
-    {"interval": 1, "pushes": 3000, "ok": 3000, "p50_ms": 1.9, "p99_ms": 6.3, "max_ms": 21.0, "errors": []}
+    {"interval": 1, "pushes": 3000, "answered": 3000, "ok": 3000, "p50_ms": 1.9, "p99_ms": 6.3, "max_ms": 21.0,
+     "errors": []}
 
-The latency is from sending a push's HEADERS+DATA to its response's end (the server answers after the record is
-committed). Runs until killed or --seconds have passed. Needs the `h2` package.
+`pushes` counts every push tried, `answered` those with a response, `ok` those answered 200. The latency is from
+sending a push's HEADERS+DATA to its response's end (the server answers after the record is committed). Prints
+round(--seconds / --interval) lines, then exits 0; a failure to reconnect ends it with an error.
+Needs the `h2` package.
 """
 
 from __future__ import annotations
@@ -51,16 +54,18 @@ def main() -> int:
     sock, conn = connect()
     body = b'{"aps":{"alert":{"title":"soak probe","body":"latency"}}}'
     started = time.monotonic()
+    intervals = max(1, round(args.seconds / args.interval))
     interval_start, number = started, 1
     latencies: list[float] = []
-    ok, errors = 0, []
+    attempts, ok, errors = 0, 0, []
     sent = 0
-    while time.monotonic() - started < args.seconds:
+    while number <= intervals:
         due = started + sent / args.rate
         pause = due - time.monotonic()
         if pause > 0:
             time.sleep(pause)
         sent += 1
+        attempts += 1
         stream = conn.get_next_available_stream_id()
         began = time.monotonic()
         try:
@@ -97,14 +102,15 @@ def main() -> int:
             sock.close()
             sock, conn = connect()
         if time.monotonic() - interval_start >= args.interval:
-            line = {"interval": number, "pushes": len(latencies), "ok": ok, "p50_ms": round(percentile(latencies, 0.5), 2),
+            line = {"interval": number, "pushes": attempts, "answered": len(latencies), "ok": ok,
+                    "p50_ms": round(percentile(latencies, 0.5), 2),
                     "p99_ms": round(percentile(latencies, 0.99), 2), "max_ms": round(max(latencies, default=0), 2),
                     "errors": errors}
             sys.stdout.write(json.dumps(line) + "\n")
             sys.stdout.flush()
             interval_start += args.interval
             number += 1
-            latencies, ok, errors = [], 0, []
+            latencies, attempts, ok, errors = [], 0, 0, []
     return 0
 
 
