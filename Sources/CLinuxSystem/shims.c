@@ -87,6 +87,15 @@ int CLinuxSystem_tsan_enabled(void) {
 #endif
 }
 
+int CLinuxSystem_asan_enabled(void) {
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    return 1;
+#endif
+#endif
+    return 0;
+}
+
 void CLinuxSystem_tsan_acquire(void *address) {
 #ifdef CLINUXSYSTEM_TSAN
     __tsan_acquire(address);

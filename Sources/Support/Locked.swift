@@ -17,7 +17,7 @@ public struct Locked<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
 
     public init(_ initialValue: consuming sending Value) {
         mutex = Mutex(initialValue)
-        token = ThreadSanitizer.isEnabled ? UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1) : nil
+        token = Sanitizer.thread ? UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1) : nil
     }
 
     deinit {
@@ -47,9 +47,4 @@ public struct Locked<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
             return try body(&value)
         }
     }
-}
-
-/// Whether this build runs under ThreadSanitizer.
-public enum ThreadSanitizer {
-    public static let isEnabled = CLinuxSystem_tsan_enabled() != 0
 }

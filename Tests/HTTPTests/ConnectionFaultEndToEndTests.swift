@@ -2,8 +2,8 @@
 import Foundation
 import Glibc
 import Support
-import Testing
 import TestProcessSupport
+import Testing
 import Transport
 
 @testable import HTTP
@@ -54,7 +54,7 @@ final class FaultServer: Sendable {
     }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.scaledTimeLimit(minutes: 1))
 struct ConnectionFaultEndToEndTests {
     /// Each fault as Python's `h2` sees it over TCP: GOAWAY's error code, debug data and last stream id, then the
     /// close, and a new connection answered; RST_STREAM's code with the connection going on; a close without an

@@ -1,12 +1,13 @@
 // APNs Sandbox — connection faults on HTTP/1.1, without a socket: request bytes in, response bytes out.
 import Glibc
 import Support
+import TestProcessSupport
 import Testing
 import Transport
 
 @testable import HTTP
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.scaledTimeLimit(minutes: 1))
 struct HTTP1ConnectionFaultTests {
     private static func get(_ path: String) -> String { "GET \(path) HTTP/1.1\r\nHost: sandbox.test\r\n\r\n" }
 

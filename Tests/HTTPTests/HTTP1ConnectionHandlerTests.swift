@@ -1,10 +1,11 @@
 // APNs Sandbox — HTTP1ConnectionHandler without a socket: request bytes in, response bytes out.
+import TestProcessSupport
 import Testing
 import Transport
 
 @testable import HTTP
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.scaledTimeLimit(minutes: 1))
 struct HTTP1ConnectionHandlerTests {
     private static func get(_ path: String, _ extra: String = "") -> String {
         "GET \(path) HTTP/1.1\r\nHost: sandbox.test\r\n\(extra)\r\n"

@@ -2,12 +2,13 @@
 import CNGHTTP2
 import Glibc
 import Support
+import TestProcessSupport
 import Testing
 import Transport
 
 @testable import HTTP
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.scaledTimeLimit(minutes: 1))
 struct HTTP2ConnectionFaultTests {
     private static let debugData = #"{"reason":"FaultInjected"}"#
 

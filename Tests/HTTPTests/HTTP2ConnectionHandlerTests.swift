@@ -1,12 +1,13 @@
 // APNs Sandbox — HTTP2ConnectionHandler without a socket: nghttp2's client session in, the frames it gets back out.
 import CNGHTTP2
 import Support
+import TestProcessSupport
 import Testing
 import Transport
 
 @testable import HTTP
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.scaledTimeLimit(minutes: 1))
 struct HTTP2ConnectionHandlerTests {
     private static let shutdown = #"{"reason":"Shutdown"}"#
 

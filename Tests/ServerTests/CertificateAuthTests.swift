@@ -2,6 +2,7 @@
 // issued by the sandbox CA, or by another CA), over h2 and HTTP/1.1 on TLS.
 import Crypto
 import Foundation
+import TestProcessSupport
 import Testing
 
 /// A client certificate and its key on disk.
@@ -43,7 +44,7 @@ extension ProviderServer {
 
 // A hang detector: the cases wait for one of the six provider-server slots (see `withProviderServer`)
 // while the full suite loads both cores; a green CI run (on a1a8112, with the bulk queue) had them done at 81–88 s.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.scaledTimeLimit(minutes: 2))
 struct CertificateAuthTests {
     /// A push with a sandbox-CA client certificate and no authorization gets 200, logged as "certificate:<bundle>".
     @Test(arguments: ProviderTransport.tlsCases)

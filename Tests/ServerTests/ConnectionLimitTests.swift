@@ -1,8 +1,9 @@
 // APNs Sandbox — end to end: the connection limit and stalled TLS handshakes.
 import Foundation
+import TestProcessSupport
 import Testing
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.scaledTimeLimit(minutes: 1))
 struct ConnectionLimitTests {
     /// With `maxConnections = 2` a third connection is closed at once; closing one lets a new one in.
     @Test func connectionsBeyondTheLimitAreClosed() async throws {

@@ -1,9 +1,10 @@
 // APNs Sandbox — nothing acknowledged is lost: kill -9 under load, restart, every 200 is there.
 import Foundation
 import Glibc
+import TestProcessSupport
 import Testing
 
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.scaledTimeLimit(minutes: 2))
 struct CrashRecoveryTests {
     /// Pushes stream in; the server is killed with SIGKILL mid-stream and restarted on the same data
     /// directory; every apns-id that got a 200 before the kill is in the store and reaches a final state.

@@ -1,8 +1,9 @@
 // APNs Sandbox — end to end: the CA endpoint, the certificate chain, 404 and 405.
 import Foundation
+import TestProcessSupport
 import Testing
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.scaledTimeLimit(minutes: 1))
 struct EndpointTests {
     /// GET /ca.pem returns the bytes of `<data>/ca.pem` on the cleartext port (HTTP/1.1, h2c) and the TLS port (h2).
     @Test func caPEMIsServedOnBothPorts() async throws {

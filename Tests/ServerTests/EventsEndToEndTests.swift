@@ -1,8 +1,9 @@
 // APNs Sandbox — end to end: the event stream (SSE) over HTTP/1.1 and HTTP/2, filters, heartbeats, resume.
 import Foundation
+import TestProcessSupport
 import Testing
 
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.scaledTimeLimit(minutes: 2))
 struct EventsEndToEndTests {
     /// An HTTP/1.1 stream gets every event (accepted, displayed, rejected with its reason) with
     /// increasing ids and the envelope; an h2c stream filtered to `notification.displayed` gets only those;

@@ -1,9 +1,10 @@
 // APNs Sandbox — service extensions through the whole server: push → instance → what the user sees.
 import Crypto
 import Foundation
+import TestProcessSupport
 import Testing
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.scaledTimeLimit(minutes: 1))
 struct ExtensionEndToEndTests {
     /// The built example extension (Examples/NotificationService), next to the test bundle.
     static func exampleExtension() throws -> String {

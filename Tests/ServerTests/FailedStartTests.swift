@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 @testable import Server
 import Support
+import TestProcessSupport
 import Testing
 
 /// Each failing start runs in a child process: this test bundle again, running only ``FailedStartProbe``.
@@ -15,7 +16,7 @@ import Testing
     /// building the server started no thread; the start throws the bind error, stops each service that
     /// started, and afterwards no thread of it runs, no timer is left on the clock, the stores are closed,
     /// and a second server on the same data directory starts while the failed one is still there.
-    @Test(.timeLimit(.minutes(3))) func aFailedBindStopsEverythingThatStarted() async throws {
+    @Test(.scaledTimeLimit(minutes: 3)) func aFailedBindStopsEverythingThatStarted() async throws {
         let result = try await FailedStartProbe.run(.bind)
         let error = result["error"] as? String ?? ""
         let port = result["port"] as? Int ?? -1
@@ -38,7 +39,7 @@ import Testing
 
     /// A team key file that does not exist fails the server before anything starts: no thread appears,
     /// and the data directory's lock (taken first) is given up.
-    @Test(.timeLimit(.minutes(3))) func aMissingKeyFileStartsNothing() async throws {
+    @Test(.scaledTimeLimit(minutes: 3)) func aMissingKeyFileStartsNothing() async throws {
         let result = try await FailedStartProbe.run(.missingKey)
         let error = result["error"] as? String ?? ""
         #expect(error.contains("AuthKey_MISSING.p8"), "\(result)")

@@ -1,9 +1,10 @@
 // APNs Sandbox — every GOAWAY the sandbox sends carries Apple's debug data shape, `{"reason":"…"}`,
 // as real clients read it.
 import Foundation
+import TestProcessSupport
 import Testing
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.scaledTimeLimit(minutes: 1))
 struct GoAwayReasonTests {
     /// Runs tests/python/h2_goaway_reason.py (the `h2` library, as aioapns and httpx use it) and decodes its report.
     private func goAwayAsReadByH2(_ probe: ChildProcess) async throws -> [String: Any] {

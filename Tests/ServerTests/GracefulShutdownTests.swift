@@ -2,9 +2,10 @@
 import Crypto
 import Foundation
 import Glibc
+import TestProcessSupport
 import Testing
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.scaledTimeLimit(minutes: 1))
 struct GracefulShutdownTests {
     /// The `apns-sandbox` executable built next to the test bundle (or in `<package>/.build/debug`).
     static func executable() throws -> String {

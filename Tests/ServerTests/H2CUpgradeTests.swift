@@ -1,8 +1,9 @@
 // APNs Sandbox — the HTTP/1.1 Upgrade to h2c on the cleartext listener (RFC 7540 §3.2), with real clients.
 import Foundation
+import TestProcessSupport
 import Testing
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.scaledTimeLimit(minutes: 1))
 struct H2CUpgradeTests {
     static let payload = #"{"aps":{"alert":"Hello"}}"#
     /// curl's own HTTP2-Settings (SETTINGS_MAX_CONCURRENT_STREAMS 100, INITIAL_WINDOW_SIZE 33554432, ENABLE_PUSH 0).

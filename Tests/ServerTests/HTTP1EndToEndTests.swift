@@ -1,8 +1,9 @@
 // APNs Sandbox — end to end over HTTP/1.1: keep-alive, pipelining, 100-continue, gzip, timeouts.
 import Foundation
+import TestProcessSupport
 import Testing
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.scaledTimeLimit(minutes: 1))
 struct HTTP1EndToEndTests {
     /// One `curl --http1.1` run with three URLs over cleartext reuses a single keep-alive connection.
     @Test func keepAliveReusesOneConnectionOverCleartext() async throws {

@@ -1,8 +1,9 @@
 // APNs Sandbox — end to end over HTTP/2: h2c, TLS with ALPN, TLS without ALPN, limits, idle GOAWAY.
 import Foundation
+import TestProcessSupport
 import Testing
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.scaledTimeLimit(minutes: 1))
 struct HTTP2EndToEndTests {
     static let payload = #"{"aps":{"alert":"Hello"}}"#
 

@@ -1,8 +1,9 @@
 // APNs Sandbox — end to end: HTTP details the hostile-peer review found (issue #11, item 9).
 import Foundation
+import TestProcessSupport
 import Testing
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.scaledTimeLimit(minutes: 1))
 struct HTTPConformanceTests {
     /// A 409 says `Conflict` in its HTTP/1.1 status line (it said `Unknown`).
     @Test func conflictHasItsReasonPhrase() async throws {

@@ -1,5 +1,6 @@
 // APNs Sandbox — end to end: malformed HTTP/1.1 is refused with a JSON error and a close, and the server keeps serving.
 import Foundation
+import TestProcessSupport
 import Testing
 
 /// One malformed request sent over a raw cleartext connection.
@@ -76,7 +77,7 @@ struct MalformedCase: Sendable, CustomTestStringConvertible {
     ]
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.scaledTimeLimit(minutes: 1))
 struct MalformedRequestTests {
     /// Each malformed request gets its status with a JSON `error.code`, the connection closes, and a new client is still served.
     @Test(arguments: MalformedCase.all)

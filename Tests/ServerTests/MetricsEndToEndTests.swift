@@ -1,6 +1,7 @@
 // APNs Sandbox — GET /metrics after a scripted run: exact counter deltas, and text that a real parser reads.
 import Foundation
 @testable import Server
+import TestProcessSupport
 import Testing
 import Webhooks
 
@@ -8,7 +9,7 @@ import Webhooks
 /// with a push type, to production; rejections, a fault rule's answer, a push held by a latency rule, an extension
 /// that times out, a webhook retry — and `/metrics`, scraped before, during and after
 /// and parsed each time by `prometheus_client` (tests/python/metrics_scrape.py), moves by exactly that much.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.scaledTimeLimit(minutes: 1))
 struct MetricsEndToEndTests {
     struct Scrape {
         var contentType: String

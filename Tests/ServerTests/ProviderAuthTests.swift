@@ -1,11 +1,12 @@
 // APNs Sandbox — provider-token authentication end to end: the stream limit before and after the
 // first valid token, and the verified-token cache.
 import Foundation
+import TestProcessSupport
 import Testing
 
 // A hang detector: the cases wait for one of the six provider-server slots (see `withProviderServer`)
 // while the full suite loads both cores; a green CI run (on a1a8112, with the bulk queue) had them done at 81–88 s.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.scaledTimeLimit(minutes: 2))
 struct ProviderAuthTests {
     /// A push with an invalid token leaves SETTINGS_MAX_CONCURRENT_STREAMS at 1 on raw h2c; the next, valid push raises it.
     @Test func streamLimitStaysAtOneUntilAValidToken() async throws {

@@ -4,6 +4,7 @@ import APNsProtocol
 import Crypto
 import Foundation
 import Server
+import TestProcessSupport
 import Testing
 
 /// One row of the reason matrix: how to configure the server, what to send, what must come back.
@@ -302,7 +303,7 @@ extension ProviderServer {
 // The ~240 cases of `reasonIsAnsweredExactly` each wait for a server slot behind every other provider test
 // (`.bulk`): the limit is a hang detector over that wait (all provider-server work took 95 s in one CI run
 // of the full suite, on 72c9dd5).
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.scaledTimeLimit(minutes: 5))
 struct ProviderReasonMatrixTests {
     /// Each case gets exactly its status, `{"reason":…}` body, echoed apns-id and apns-unique-id on every transport.
     @Test(arguments: ReasonCase.all, ProviderTransport.allCases)
@@ -421,14 +422,15 @@ struct ProviderReasonMatrixTests {
         }
     }
 
-    /// With a 0.2 s interval, a new token 0.35 s after the first on one connection is accepted.
+    /// With a 0.2 s interval, a new token 0.35 s after the first on one connection is accepted (1.05 s under a
+    /// sanitizer, whose slowdown once let the two arrive within 0.2 s of each other).
     @Test(arguments: ProviderTransport.allCases)
     func tokenChangeAfterTheIntervalIsAccepted(_ transport: ProviderTransport) async throws {
         try await withProviderServer(configure: { $0.apns.tokenUpdateMinimumIntervalSeconds = 0.2 }) { server in
             let tokenA = try server.token(issuedAt: ProviderServer.now - 10)
             let tokenB = try server.token(issuedAt: ProviderServer.now - 5)
             let specs = [PushSpec.push(authorization: tokenA), PushSpec.push(authorization: tokenB)]
-            let replies = try await server.pushOnOneConnection(specs, over: transport, spacing: 0.35)
+            let replies = try await server.pushOnOneConnection(specs, over: transport, spacing: TestTime.seconds(0.35))
             expectReply(replies[0], .accepted, for: specs[0])
             expectReply(replies[1], .accepted, for: specs[1])
         }

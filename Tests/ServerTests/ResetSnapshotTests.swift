@@ -5,11 +5,12 @@ import Foundation
 import Sandbox
 import Server
 import Synchronization
+import TestProcessSupport
 import Testing
 import Webhooks
 import Support
 
-@Suite(.serialized, .timeLimit(.minutes(4)))
+@Suite(.serialized, .scaledTimeLimit(minutes: 4))
 struct ResetSnapshotTests {
     /// Pushes from aioapns (to the configured device and to new tokens), a device created through the API,
     /// the configured device taken offline with a stored push and its app uninstalled: a reset brings back

@@ -1,5 +1,6 @@
 // APNs Sandbox — schemathesis (PyPI) against the OpenAPI document of the REST API.
 import Foundation
+import TestProcessSupport
 import Testing
 
 /// Runs the schemathesis CLI against a real in-process server: every operation of
@@ -8,7 +9,7 @@ import Testing
 ///
 /// schemathesis comes from tests/python/requirements.txt (`scripts/setup --test`); without it this
 /// test fails rather than skips. Two seeded runs of 10–20 s each on two cores (each killed after 180 s).
-@Suite(.timeLimit(.minutes(8)))
+@Suite(.scaledTimeLimit(minutes: 8))
 struct SchemathesisTests {
     /// The checks of the issue: no server error, and responses exactly as documented.
     static let checks = "not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance"

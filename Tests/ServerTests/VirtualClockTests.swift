@@ -3,12 +3,13 @@ import Foundation
 import Glibc
 import Sandbox
 @testable import Server
+import TestProcessSupport
 import Testing
 import Webhooks
 
 /// Each test runs a real server whose clock is virtual (`clock.virtual`, started frozen) and moves time through
 /// `/api/v1/clock` instead of waiting for it: each takes well under a second of wall time.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.scaledTimeLimit(minutes: 1))
 struct VirtualClockServerTests {
     static let mutableAlert = #"{"aps":{"alert":{"title":"Hi","body":"b"},"mutable-content":1}}"#
 
@@ -167,7 +168,7 @@ struct VirtualClockServerTests {
             _ = try await clock(server, "advance", #"{"seconds":2}"#)
             let expired = try await record(server, pushed.apnsID)
             #expect(expired["status"] as? String == "expired", "\(expired)")
-            #expect(monotonicSeconds() - started < 40, "took \(monotonicSeconds() - started) s")  // far below the virtual time it covers; the whole suite runs in parallel on 2 cores
+            #expect(monotonicSeconds() - started < TestTime.seconds(40), "took \(monotonicSeconds() - started) s")  // far below the virtual time it covers; the whole suite runs in parallel on 2 cores
         }
     }
 

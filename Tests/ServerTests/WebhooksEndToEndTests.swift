@@ -2,10 +2,11 @@
 import Foundation
 import Crypto
 import Glibc
+import TestProcessSupport
 import Testing
 import Webhooks
 
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.scaledTimeLimit(minutes: 3))
 struct WebhooksEndToEndTests {
     /// A receiver that fails twice then succeeds gets the same signed message three times (each
     /// signature valid per the reference library) and then nothing more; the delivery log shows one

@@ -37,6 +37,8 @@ int CLinuxSystem_signalfd_read(int fd);
 void CLinuxSystem_ignore_sigpipe(void);
 /// 1 when this library was compiled with ThreadSanitizer (`swift build --sanitize=thread`), else 0.
 int CLinuxSystem_tsan_enabled(void);
+/// 1 when this library was compiled with AddressSanitizer (`swift build --sanitize=address`), else 0.
+int CLinuxSystem_asan_enabled(void);
 /// ThreadSanitizer's `__tsan_acquire` / `__tsan_release` on `address` (nothing without ThreadSanitizer): what
 /// `Support.Locked` tells it about a lock it cannot see.
 void CLinuxSystem_tsan_acquire(void *address);

@@ -3,10 +3,11 @@
 import Foundation
 import Glibc
 import Synchronization
+import TestProcessSupport
 import Testing
 import Support
 
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .scaledTimeLimit(minutes: 2))
 struct HostileExtensionProcessTests {
     static let originalTitle = "Original title"
     static let originalBody = "Original body"

@@ -1,5 +1,7 @@
 // APNs Sandbox — hostile peers (issue #11): what one client can make the server hold, and for how long.
 import Foundation
+import Support
+import TestProcessSupport
 import Testing
 
 /// Each test starts the real binary, attacks it from a Python peer (tests/python/hostile_peer.py) while a
@@ -9,10 +11,11 @@ import Testing
 /// client was answered, typically within 100 ms and never stalled, during and after (see
 /// ``ProbeReport/expectAnswered(within:stallMilliseconds:_:sourceLocation:)``). The tests run
 /// concurrently, one server each.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.scaledTimeLimit(minutes: 2))
 struct HostileHTTPTests {
-    /// The latency every well-behaved request must stay within, during and after an attack.
-    static let answerWithinMilliseconds = 100.0
+    /// The latency every well-behaved request must stay within, during and after an attack (times
+    /// ``TestTime/scale`` under a sanitizer).
+    static let answerWithinMilliseconds = TestTime.seconds(0.1) * 1000
 
     /// Runs `attack` with the probe beside it, then checks CPU and a second probe; returns the attack's
     /// report, the RSS before and at peak, and prints the figures.
@@ -47,7 +50,11 @@ struct HostileHTTPTests {
             \(Self.ms(after.worstPush)) ms after; attack: \(report)
             """)
         #expect(server.isRunning, "\(name): the server survived")
-        #expect(peak - before <= rssGrowthBoundMB, "\(name): RSS grew from \(before) MB to \(peak) MB")
+        // Under AddressSanitizer RSS is mostly its own (shadow memory, redzones, the 256 MB quarantine of freed
+        // blocks): the bounds are the plain build's, where scripts/test checks them.
+        if !Sanitizer.address {
+            #expect(peak - before <= rssGrowthBoundMB, "\(name): RSS grew from \(before) MB to \(peak) MB")
+        }
         #expect(idleAfter != nil, "\(name): the server's CPU went idle (< 10 % of a core) within 5 s of the attacker leaving")
         during.expectAnswered(within: Self.answerWithinMilliseconds, "\(name), during the attack")
         after.expectAnswered(within: Self.answerWithinMilliseconds, "\(name), after the attack")

@@ -2,11 +2,12 @@
 import Crypto
 import Foundation
 import Glibc
+import TestProcessSupport
 import Testing
 
 /// The store as an adversary would leave it: a page overwritten on disk while the server was stopped,
 /// or no room left. Real `apns-sandbox serve` processes, real SQLite files, no mocks.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.scaledTimeLimit(minutes: 3))
 struct HostileStoreTests {
 
     /// A configuration like ``GracefulShutdownTests/writeConfiguration(in:)`` with a `storage` section.

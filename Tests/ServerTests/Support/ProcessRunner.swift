@@ -59,10 +59,10 @@ final class ChildProcess: @unchecked Sendable {
         child.wait(timeout: timeout)
     }
 
-    /// Waits up to `timeout`; kills the child if it is still running then.
+    /// Waits up to `timeout` (times ``TestTime/scale``); kills the child if it is still running then.
     func finish(timeout: Double) -> ProcessOutput {
         var timedOut = false
-        if wait(timeout: timeout) == nil {
+        if wait(timeout: TestTime.seconds(timeout)) == nil {
             timedOut = true
             send(signal: SIGKILL)
             _ = wait(timeout: 10)
