@@ -172,7 +172,7 @@ extension SQLiteStore {
     }
 
     /// Deletes final-status records received before `cutoff` (wall-clock ms), then the oldest
-    /// records of any status beyond the newest `maxRecords` (a negative `maxRecords` sets no cap).
+    /// final records beyond the newest `maxRecords` (a negative `maxRecords` sets no cap).
     /// - Returns: How many records were deleted in total.
     @discardableResult
     public func prune(maxRecords: Int, olderThan cutoff: Int64) throws -> Int {
@@ -184,18 +184,18 @@ extension SQLiteStore {
     /// saves queued meanwhile are committed between two chunks (1,000 records take ~10 ms here).
     static let pruneChunk = 1000
 
-    /// The newest final record beyond the newest N (final statuses' values, N), for ``prune(keepingAtMost:receivedBefore:removed:)``.
-    static func pruneBoundarySQL(_ finalStatuses: SQLCondition) -> String {
-        "SELECT received_at, seq FROM notifications\(finalStatuses.sql) ORDER BY received_at DESC, seq DESC LIMIT 1 OFFSET ?"
+    /// The final records, counted through the (status, received_at) index (binds: the final statuses).
+    static func finalCountSQL(_ finalStatuses: SQLCondition) -> String {
+        "SELECT count(*) FROM notifications\(finalStatuses.sql)"
     }
 
-    /// One chunk of the count pass: final records after a position and at or before the boundary, oldest first,
-    /// in the received_at index's order (final statuses' values, the position, the boundary, the chunk's size).
+    /// One chunk of the count pass: the oldest final records after a position, in the received_at index's order
+    /// (binds: the final statuses, the position's received_at and seq, the chunk's size).
     static func pruneOverflowSQL(_ finalStatuses: SQLCondition) -> String {
         """
         DELETE FROM notifications WHERE seq IN (
             SELECT seq FROM notifications INDEXED BY notifications_received
-            \(finalStatuses.sql) AND (received_at, seq) > (?, ?) AND (received_at, seq) <= (?, ?)
+            \(finalStatuses.sql) AND (received_at, seq) > (?, ?)
             ORDER BY received_at, seq LIMIT ?)
         RETURNING apns_id, device_token, received_at, seq
         """
@@ -233,31 +233,30 @@ extension SQLiteStore {
             if deleted.count < chunk { break }
         }
         guard maxRecords >= 0 else { return (expired, 0) }
-        // The newest final record beyond the newest `maxRecords`: found once, on the read connection (it sorts
-        // every final record), then everything final at or before it goes, oldest first, each chunk read in the
-        // order of the received_at index (whose entries end with the seq) from where the last one stopped. (Each
-        // chunk used to find its rows with `ORDER BY … OFFSET maxRecords`, sorting the whole table on the
-        // writer: 60–150 ms a chunk, which stalled pushes for up to a second each minute in the soak.)
-        let boundary = try read { connection in
-            try connection.withStatement(Self.pruneBoundarySQL(finalStatuses)) { statement -> (Int64, Int64)? in
-                let next = try finalStatuses.bind(to: statement)
-                try statement.bind(maxRecords, at: next)
-                return try statement.step() ? (statement.int64(at: 0), statement.int64(at: 1)) : nil
+        // How many final records are over the cap: counted once, on the read connection, through the covering
+        // (status, received_at) index; then that many go, oldest first, each chunk read in the order of the
+        // received_at index (whose entries end with the seq) from where the last one stopped. (Each chunk used to
+        // find its rows with `ORDER BY … OFFSET maxRecords`, sorting every final record on the writer: pushes
+        // stalled for up to a second each minute in the soak.) A record deleted through the API meanwhile is
+        // still counted, so a pass may leave a few fewer than `maxRecords`; newer ones arriving are kept.
+        let finalCount = try read { connection in
+            try connection.withStatement(Self.finalCountSQL(finalStatuses)) { statement in
+                _ = try finalStatuses.bind(to: statement)
+                return try statement.step() ? Int(statement.int64(at: 0)) : 0
             }
         }
-        guard let boundary else { return (expired, 0) }
+        var remaining = finalCount - maxRecords
         var after: (Int64, Int64) = (.min, .min)
         var overflow = 0
-        while true {
+        while remaining > 0 {
             let start = after
+            let limit = min(chunk, remaining)
             let deleted = try write { connection in
                 try connection.withStatement(Self.pruneOverflowSQL(finalStatuses)) { statement in
-                    var next = try finalStatuses.bind(to: statement)
-                    for value in [start.0, start.1, boundary.0, boundary.1] {
-                        try statement.bind(value, at: next)
-                        next += 1
-                    }
-                    try statement.bind(chunk, at: next)
+                    let next = try finalStatuses.bind(to: statement)
+                    try statement.bind(start.0, at: next)
+                    try statement.bind(start.1, at: next + 1)
+                    try statement.bind(limit, at: next + 2)
                     var keys: [NotificationKey] = []
                     var last = start
                     while try statement.step() {
@@ -270,8 +269,9 @@ extension SQLiteStore {
             }
             after = deleted.1
             overflow += deleted.0.count
+            remaining -= deleted.0.count
             if !deleted.0.isEmpty { removed(deleted.0) }
-            if deleted.0.count < chunk { break }
+            if deleted.0.count < limit { break }
         }
         return (expired, overflow)
     }

@@ -73,6 +73,19 @@ import Support
         #expect(next.map(\.id) == [11])
     }
 
+    /// The age pass with a webhook cursor among old events (a subscription behind) deletes the old events up to it and
+    /// keeps the rest; with the cursor past them, every old event goes (each pass finds them along another index).
+    @Test func prunesByAgeUpToALaggingCursor() async throws {
+        let total = SQLiteStore.pruneChunk * 2 + 50
+        _ = try await append((0..<total).map { draft(.deviceUpdated, time: Int64($0)) })
+        // Old: times below total - 100 (ids 1…total-100); the cursor at id 1,500 holds back what is above it.
+        #expect(try store.pruneEvents(maxEvents: -1, olderThan: Int64(total - 100), keepingAbove: 1500) == 1500)
+        #expect(try store.events(after: 0, matching: EventFilter(), limit: 1).first?.id == 1501)
+        #expect(try store.pruneEvents(maxEvents: -1, olderThan: Int64(total - 100), keepingAbove: .max) == total - 100 - 1500)
+        #expect(try store.events(after: 0, matching: EventFilter(), limit: 1).first?.id == Int64(total - 99))
+        #expect(try store.pruneEvents(maxEvents: -1, olderThan: Int64(total - 100), keepingAbove: .max) == 0)
+    }
+
     /// Subscriptions keep their cursor across saves; deliveries go pending → attempts → final, in the log.
     @Test func webhookOutbox() throws {
         let subscription = WebhookSubscription(id: "wh_1", url: "http://127.0.0.1:9/", secret: "whsec_x", createdAt: 5)

@@ -2,6 +2,7 @@
 import APNsProtocol
 import Sandbox
 @testable import Store
+import Support
 import Testing
 
 @Suite struct SQLiteStoreNotificationTests {
@@ -239,11 +240,17 @@ extension SQLiteStoreNotificationTests {
         }
         try await store.save(records)
         let final = records.filter { $0.status == .displayed }
-        let counts = try store.prune(keepingAtMost: 400, receivedBefore: 0)
+        let removed = Locked<[NotificationKey]>([])
+        let counts = try store.prune(keepingAtMost: 400, receivedBefore: 0) { keys in removed.withLock { $0 += keys } }
         #expect(counts.expired == 0 && counts.overflow == final.count - 400)
         let kept = Set(try store.notifications(matching: NotificationFilter(), limit: total, offset: 0).map(\.apnsID))
         let expected = Set(records.filter { $0.status == .stored }.map(\.apnsID) + final.suffix(400).map(\.apnsID))
         #expect(kept == expected)
+        // Every deleted record is told, once, with its device (its attachments are removed by that).
+        let told = removed.withLock { $0 }
+        #expect(told.count == final.count - 400)
+        #expect(Set(told.map(\.apnsID)) == Set(final.dropLast(400).map(\.apnsID)))
+        #expect(told.allSatisfy { $0.deviceToken == records[0].deviceToken })
         #expect(try store.prune(keepingAtMost: 400, receivedBefore: 0).overflow == 0)
     }
 
@@ -261,13 +268,17 @@ extension SQLiteStoreNotificationTests {
                 }
             }
         }
-        for sql in [SQLiteStore.pruneOverflowSQL(finalStatuses), SQLiteStore.pruneOldEventsSQL] {
+        let chunks = [SQLiteStore.pruneOverflowSQL(finalStatuses), SQLiteStore.finalCountSQL(finalStatuses),
+                      SQLiteStore.pruneOldEventsSQL(byTime: true), SQLiteStore.pruneOldEventsSQL(byTime: false)]
+        for sql in chunks {
             let details = try plan(sql)
             #expect(!details.isEmpty)
             #expect(!details.contains { $0.contains("TEMP B-TREE") || $0.hasPrefix("SCAN") }, "\(sql): \(details)")
         }
         #expect(try plan(SQLiteStore.pruneOverflowSQL(finalStatuses)).contains { $0.contains("notifications_received") })
-        #expect(try plan(SQLiteStore.pruneOldEventsSQL).contains { $0.contains("events_time") })
+        #expect(try plan(SQLiteStore.finalCountSQL(finalStatuses)).contains { $0.contains("COVERING INDEX") })
+        #expect(try plan(SQLiteStore.pruneOldEventsSQL(byTime: true)).contains { $0.contains("events_time") })
+        #expect(try plan(SQLiteStore.pruneOldEventsSQL(byTime: false)).contains { $0.contains("PRIMARY KEY (rowid<?)") })
     }
 }
 
