@@ -4,8 +4,8 @@ import Testing
 
 /// How long tests wait and how fast they must be. The suite's bounds are set for a plain debug build on 2 cores;
 /// under ThreadSanitizer the whole suite ran 2× slower (314 s against 161 s) and single server starts far slower,
-/// under AddressSanitizer ~1.5×: `scripts/sanitize` runs are about memory and threads, not speed, so there every
-/// bound that is a time is 3× (docs/robustness.md).
+/// under AddressSanitizer ~1.5×: `scripts/sanitize` runs are about memory and threads, not speed, so there the
+/// common time bounds (`ChildProcess.finish` waits, suites' time limits, a few timings) are 3× (docs/robustness.md).
 public enum TestTime {
     /// 3 in a build with ThreadSanitizer or AddressSanitizer, else 1.
     public static let scale: Double = Sanitizer.thread || Sanitizer.address ? 3 : 1
