@@ -70,12 +70,12 @@ let package = Package(
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Support"], swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Support", "Transport", "CNGHTTP2", "TestProcessSupport"], swiftSettings: strict),
         .testTarget(
-            name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTP", "Transport", "Crypto", "Support"],
+            name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTP", "Transport", "Crypto", "Support", "TestProcessSupport"],
             swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "Support", "TestProcessSupport"], swiftSettings: strict),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "Sandbox", "Events", "APNsProtocol", "Support"], swiftSettings: strict),
-        .testTarget(name: "ExtensionRuntimeTests", dependencies: ["ExtensionRuntime", "Sandbox", "APNsProtocol", "Crypto", "Support"], swiftSettings: strict),
-        .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Sandbox", "Events", "Crypto", "Support"], swiftSettings: strict),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "Sandbox", "Events", "APNsProtocol", "Support", "TestProcessSupport"], swiftSettings: strict),
+        .testTarget(name: "ExtensionRuntimeTests", dependencies: ["ExtensionRuntime", "Sandbox", "APNsProtocol", "Crypto", "Support", "TestProcessSupport"], swiftSettings: strict),
+        .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Sandbox", "Events", "Crypto", "Support", "TestProcessSupport"], swiftSettings: strict),
         .testTarget(
             name: "ServerTests",
             dependencies: ["Server", "Dashboard", "HTTP", "Crypto", "Support", "APNsProtocol", "Sandbox", "Events", "Store", "ExtensionRuntime", "Webhooks", "TestProcessSupport"],

@@ -4,6 +4,7 @@ import Dispatch
 import Foundation
 import Glibc
 import Synchronization
+import TestProcessSupport
 import Testing
 
 @testable import ExtensionRuntime
@@ -57,7 +58,7 @@ import Support
     /// An extension outlives its launcher going idle for longer than Dispatch keeps an idle worker thread
     /// (5 s in libdispatch on Linux): its process was spawned, with PDEATHSIG, by a launcher thread that
     /// is still there afterwards, and its late answer is shown.
-    @Test(.timeLimit(.minutes(1))) func extensionOutlivesAnIdleLauncher() throws {
+    @Test(.scaledTimeLimit(minutes: 1)) func extensionOutlivesAnIdleLauncher() throws {
         let harness = try RuntimeHarness { $0.launcherCount = 1 }
         let pidFile = harness.data.path + "/extension.pid"
         let script = "read -r request; echo $$ > \"$OUT.tmp\"; mv \"$OUT.tmp\" \"$OUT\"; sleep 8; "

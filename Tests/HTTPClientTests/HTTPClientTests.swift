@@ -2,6 +2,7 @@
 import Foundation
 import HTTPClient
 import Synchronization
+import TestProcessSupport
 import Testing
 import Support
 
@@ -16,7 +17,7 @@ private func text(_ result: Result<HTTPClient.Response, HTTPClient.Failure>) -> 
     (try? result.get()).map { String(decoding: $0.body, as: UTF8.self) } ?? "\(result)"
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.scaledTimeLimit(minutes: 1))
 struct HTTPClientTests {
     /// A GET's body comes back in memory; a POST carries its method, headers and body, without `Expect`.
     @Test func getsAndPosts() async throws {

@@ -1,5 +1,6 @@
 // APNs Sandbox — the command line as a user meets it: help and errors.
 import Foundation
+import TestProcessSupport
 import Testing
 
 @Suite struct CommandLineTests {
@@ -96,7 +97,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let holder = try ChildProcess("python3", arguments: ["-c", """
             import socket, time
-            s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(60)
+            s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); print(s.getsockname()[1], flush=True)
+            time.sleep(\(Int(TestTime.seconds(60))))
             """])
         defer { holder.send(signal: SIGKILL) }
         var held: Int?

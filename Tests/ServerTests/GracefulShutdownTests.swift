@@ -28,7 +28,7 @@ struct GracefulShutdownTests {
     /// timeout is for the first seconds of a full `swift test`, when hundreds of tests start together on two
     /// cores and a server (or this test's own polling) can wait its turn for a long time (seen: over 15 s).
     static func waitUntilHealthy(port: Int, server: ChildProcess, timeout: Double = 60) async throws -> Bool {
-        let deadline = monotonicSeconds() + timeout
+        let deadline = monotonicSeconds() + TestTime.seconds(timeout)
         while monotonicSeconds() < deadline {
             if server.wait(timeout: 0) != nil { return false }
             if (try? await healthz(port: port, timeout: 1))??.status == 200 { return true }

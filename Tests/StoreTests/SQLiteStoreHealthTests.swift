@@ -4,10 +4,11 @@ import Glibc
 import Sandbox
 @testable import Store
 import Synchronization
+import TestProcessSupport
 import Testing
 import Support
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.scaledTimeLimit(minutes: 1))
 struct SQLiteStoreHealthTests {
     private static let limit: Int64 = 512 * 1024
 

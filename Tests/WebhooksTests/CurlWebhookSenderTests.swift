@@ -2,6 +2,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import TestProcessSupport
 import Testing
 import Webhooks
 import Support
@@ -65,7 +66,7 @@ private final class OneShotServer: @unchecked Sendable {
     var requests: [String] { received.requests.withLock { $0 } }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.scaledTimeLimit(minutes: 1))
 struct CurlWebhookSenderTests {
     private func send(_ sender: CurlWebhookSender, _ url: String, timeout: Int64 = 5_000, body: String = #"{"a":1}"#) async -> WebhookSendResult {
         await withCheckedContinuation { continuation in

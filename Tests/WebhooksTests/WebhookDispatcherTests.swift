@@ -4,6 +4,7 @@ import Foundation
 import Sandbox
 import Support
 import Synchronization
+import TestProcessSupport
 import Testing
 import Webhooks
 
@@ -146,7 +147,7 @@ private final class ScriptedSender: WebhookSending {
     }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.scaledTimeLimit(minutes: 1))
 struct WebhookDispatcherTests {
     private func make(
         _ sender: ScriptedSender, configure: (inout WebhookSettings) -> Void = { _ in }
