@@ -54,6 +54,20 @@ import Testing
         #expect(second == .goAway(.discardedData))
     }
 
+    /// Header blocks for no stream drain their own bucket (256 KiB, then 64 KiB/s by default); a header block
+    /// past the hard bound goes away at once; either is reported once.
+    @Test func headerAbuseGoesAway() {
+        var connectionGuard = makeGuard { _ in }
+        #expect(connectionGuard.ignoredHeaderBlock(256 << 10, now: 0) == .proceed)
+        #expect(connectionGuard.ignoredHeaderBlock(64 << 10, now: Self.second) == .proceed)
+        #expect(connectionGuard.ignoredHeaderBlock(16 << 10, now: Self.second) == .goAway(.ignoredHeaderBlocks))
+        #expect(connectionGuard.headerBlockTooLarge() == .proceed, "one violation per connection")
+        var other = makeGuard { _ in }
+        #expect(other.headerBlockTooLarge() == .goAway(.headerBlockTooLarge))
+        #expect(GoAwayReason(.headerBlockTooLarge).errorCode == 0xb)
+        #expect(String(decoding: GoAwayReason(.ignoredHeaderBlocks).debugData, as: UTF8.self) == #"{"reason":"TooManyHeadersOnClosedStreams"}"#)
+    }
+
     /// Requests start while the held output is within the budget; a late response may take it to four times.
     @Test func outputBudget() {
         let connectionGuard = makeGuard { $0.maxOutputBytes = 1000 }
@@ -90,8 +104,10 @@ import Testing
         + frame(type: 3, stream: 1, length: 4)  // RST_STREAM
         + frame(type: 0, stream: 1, length: 16_384)
         + frame(type: 0, stream: 0x7FFF_FFFF, length: 0)
+        + frame(type: 9, stream: 1, length: 7)  // CONTINUATION
 
-    /// DATA frames (stream and length) are found however the bytes are split, other frames are skipped.
+    /// DATA, HEADERS and CONTINUATION frames (type, stream and length) are found however the bytes are split,
+    /// other frames are skipped.
     @Test(arguments: [1, 2, 7, 9, 10, 100, 1 << 20])
     func findsDataFramesAcrossSplits(chunk: Int) {
         var scanner = HTTP2FrameScanner()
@@ -100,11 +116,11 @@ import Testing
         while index < Self.stream.count {
             let end = min(index + chunk, Self.stream.count)
             Self.stream[index..<end].withUnsafeBytes { bytes in
-                scanner.scan(bytes) { found.append("\($0):\($1)") }
+                scanner.scan(bytes) { found.append("\($0):\($1):\($2)") }
             }
             index = end
         }
-        #expect(found == ["1:100", "1:16384", "2147483647:0"])
+        #expect(found == ["1:1:30", "0:1:100", "0:1:16384", "0:2147483647:0", "9:1:7"])
     }
 }
 
@@ -161,5 +177,74 @@ import Testing
     @Test(arguments: ["/3/device/ab", "*", "ftp://h/x", "http:///x", "h:443"])
     func leavesOtherFormsAlone(target: String) {
         #expect(HTTP1ConnectionHandler.absoluteForm(target) == nil)
+    }
+}
+
+@Suite struct HTTP2SettingsRewriterTests {
+    private static func frame(type: UInt8, flags: UInt8 = 0, stream: UInt32 = 0, payload: [UInt8]) -> [UInt8] {
+        let length = payload.count
+        return [UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF), type, flags,
+                UInt8(stream >> 24 & 0x7F), UInt8(stream >> 16 & 0xFF), UInt8(stream >> 8 & 0xFF), UInt8(stream & 0xFF)] + payload
+    }
+
+    private static func entry(_ id: UInt16, _ value: UInt32) -> [UInt8] {
+        [UInt8(id >> 8), UInt8(id & 0xFF), UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+    }
+
+    private static let placeholder = HTTP2StreamLimitSetting.placeholderID
+
+    /// What nghttp2 writes: SETTINGS with the placeholder among other entries, a DATA frame whose payload holds the
+    /// placeholder's bytes at entry offsets, a SETTINGS ACK, HEADERS, a later SETTINGS with the placeholder only.
+    private static let frames: [[UInt8]] = [
+        frame(type: 4, payload: entry(placeholder, 1) + entry(6, 8000) + entry(4, 1 << 20)),
+        frame(type: 0, stream: 1, payload: entry(placeholder, 7) + entry(placeholder, 9)),
+        frame(type: 4, flags: 1, payload: []),
+        frame(type: 1, flags: 5, stream: 1, payload: [0x88]),
+        frame(type: 4, payload: entry(placeholder, 1000)),
+    ]
+
+    private static var expected: [UInt8] {
+        var out = frames
+        out[0] = frame(type: 4, payload: entry(3, 1) + entry(6, 8000) + entry(4, 1 << 20))
+        out[4] = frame(type: 4, payload: entry(3, 1000))
+        return out.flatMap { $0 }
+    }
+
+    /// Frame by frame, as nghttp2's mem_send returns them: every placeholder in a SETTINGS frame becomes
+    /// SETTINGS_MAX_CONCURRENT_STREAMS, nothing else changes, and chunks without SETTINGS are not copied.
+    @Test func rewritesThePlaceholderInSettingsFramesOnly() {
+        var rewriter = HTTP2SettingsRewriter()
+        var out: [UInt8] = []
+        var copied: [Bool] = []
+        for frame in Self.frames {
+            frame.withUnsafeBytes { chunk in
+                let patched = rewriter.rewrite(chunk)
+                copied.append(patched != nil)
+                out += patched ?? frame
+            }
+        }
+        #expect(out == Self.expected)
+        #expect(copied == [true, false, false, false, true])
+        #expect(rewriter.unpatched == 0)
+    }
+
+    /// However the bytes are split, frame boundaries are followed (the DATA payload is never touched), and an id
+    /// split across two chunks is the only one left as it is (and counted).
+    @Test(arguments: [1, 2, 3, 7, 9, 10, 64])
+    func followsFramesAcrossSplits(chunk size: Int) {
+        let stream = Self.frames.flatMap { $0 }
+        var rewriter = HTTP2SettingsRewriter()
+        var out: [UInt8] = []
+        var index = 0
+        while index < stream.count {
+            let piece = Array(stream[index..<min(index + size, stream.count)])
+            piece.withUnsafeBytes { out += rewriter.rewrite($0) ?? piece }
+            index += piece.count
+        }
+        let differences = zip(out, Self.expected).enumerated().filter { $0.element.0 != $0.element.1 }.map(\.offset)
+        // Each difference is an id left as the placeholder: its first byte 0xF3 where 0x00 was expected.
+        #expect(differences.allSatisfy { out[$0] == 0xF3 || out[$0] == 0xA7 }, "\(differences)")
+        #expect(differences.count == 2 * rewriter.unpatched, "\(differences) unpatched \(rewriter.unpatched)")
+        if size == 1 { #expect(rewriter.unpatched == 2) }
     }
 }

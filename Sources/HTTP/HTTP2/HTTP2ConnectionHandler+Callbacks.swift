@@ -20,6 +20,7 @@ private func handler(_ userData: UnsafeMutableRawPointer?) -> HTTP2ConnectionHan
 
 let onBeginHeaders: nghttp2_on_begin_headers_callback = { _, frame, userData in
     guard let frame, let handler = handler(userData) else { return 0 }
+    handler.decodedHeaderBlockBytes = 0
     if frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue),
        frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST {
         handler.beginHeaders(streamID: frame.pointee.hd.stream_id)
@@ -29,6 +30,9 @@ let onBeginHeaders: nghttp2_on_begin_headers_callback = { _, frame, userData in
 
 let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
     guard let frame, let name, let value, let handler = handler(userData) else { return 0 }
+    // Every field of every block counts, whether or not its stream was refused: past the bound nghttp2 must stop
+    // decoding (an HPACK bomb), which only a fatal error from here does; the handler has sent the GOAWAY.
+    guard handler.countDecodedHeaderField(nameLength + valueLength) else { return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
     guard frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
     handler.header(
         streamID: frame.pointee.hd.stream_id,

@@ -1,5 +1,5 @@
 // APNs Sandbox — HTTP/2 connection faults (the sandbox's fault injection): GOAWAY, RST_STREAM, close, stall,
-// trickle, a cut of SETTINGS_MAX_CONCURRENT_STREAMS.
+// trickle, a cut of SETTINGS_MAX_CONCURRENT_STREAMS (carried out in `+StreamLimit.swift`).
 import CNGHTTP2
 import Transport
 
@@ -85,7 +85,7 @@ extension HTTP2ConnectionHandler {
     /// Runs `body` on the loop after `nanoseconds`, unless the connection has closed by then.
     /// - Returns: the timer's key in ``FaultState/timers``.
     @discardableResult
-    private func scheduleFaultTimer(after nanoseconds: UInt64, _ body: @escaping (HTTP2ConnectionHandler) -> Void) -> UInt64 {
+    func scheduleFaultTimer(after nanoseconds: UInt64, _ body: @escaping (HTTP2ConnectionHandler) -> Void) -> UInt64 {
         let key = faults.nextTimer
         faults.nextTimer += 1
         let bound = LoopBound(selfSlot ?? HandlerSlot(self), loop: connection.loop)
@@ -158,37 +158,6 @@ extension HTTP2ConnectionHandler {
         pacing.allowance -= n
         if flags.pointee & NGHTTP2_DATA_FLAG_EOF.rawValue != 0 { pacing.isFinished = true }
         return n
-    }
-
-    // MARK: Stream limit
-
-    /// Sets SETTINGS_MAX_CONCURRENT_STREAMS in force (the initial value, a handler's raise); while a cut lasts
-    /// the cut is advertised and this value is restored when it ends.
-    func setStreamLimit(_ limit: UInt32) {
-        faults.streamLimit = limit
-        advertiseStreamLimit()
-    }
-
-    private func advertiseStreamLimit() {
-        submitSettings(maxConcurrentStreams: min(faults.streamLimit, faults.cut?.limit ?? .max))
-    }
-
-    /// Cuts SETTINGS_MAX_CONCURRENT_STREAMS to `limit` for `duration` (never above the limit in force); a cut
-    /// during a cut takes the new limit and ends at the later of the two ends.
-    private func cutStreamLimit(to limit: UInt32, for duration: UInt64) {
-        let now = currentTime
-        var until = now &+ duration
-        if let cut = faults.cut {
-            until = max(until, cut.until)
-            if let timer = faults.timers.removeValue(forKey: cut.timer) { connection.loop.cancel(timer) }
-        }
-        let timer = scheduleFaultTimer(after: until &- now) { handler in
-            handler.faults.cut = nil
-            handler.advertiseStreamLimit()
-            handler.send()
-        }
-        faults.cut = (limit, until, timer)
-        advertiseStreamLimit()
     }
 }
 

@@ -160,7 +160,12 @@ extension HTTP2ConnectionHandler {
                     return false
                 }
                 if n > 0, let data {
-                    connection.write(UnsafeRawBufferPointer(start: data, count: n))
+                    let chunk = UnsafeRawBufferPointer(start: data, count: n)
+                    if let patched = settingsRewriter.rewrite(chunk) {
+                        patched.withUnsafeBytes { connection.write($0) }
+                    } else {
+                        connection.write(chunk)
+                    }
                     continue
                 }
                 // Everything queued before is out (the last DATA of those responses included).

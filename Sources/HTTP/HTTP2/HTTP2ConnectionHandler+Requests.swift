@@ -155,6 +155,8 @@ extension HTTP2ConnectionHandler {
     // MARK: Callbacks (called from the trampolines)
 
     func beginHeaders(streamID: Int32) {
+        // A refused stream gets no state: its header fields and DATA find no stream and are dropped.
+        if refusesNewStream(streamID) { return }
         let stream = Stream(id: streamID, startedAt: now)
         streams[streamID] = stream
         connectionGuard.requestActivity(now: now)
@@ -272,5 +274,6 @@ extension HTTP2ConnectionHandler {
         stream.responseOffset = 0
         connectionGuard.requestActivity(now: currentTime)
         end(stream)
+        applyPendingStreamLimitRaise()
     }
 }

@@ -28,10 +28,13 @@ import Transport
 /// - Time: a request not complete within `requestTimeout` and a response that has not moved for
 ///   `sendTimeout` are reset; a connection without request activity (PINGs do not count) for
 ///   `idleTimeout` gets GOAWAY.
-/// - Streams over SETTINGS_MAX_CONCURRENT_STREAMS (APNs: one until a valid provider token) are refused by
-///   nghttp2 with RST_STREAM REFUSED_STREAM, each on its own (RFC 9113 §5.1.2; the request was not
-///   processed, and clients such as Pushy and Go's transport retry it); the connection stays up. The first
-///   refusal on a connection is explained at debug level, the count when it closes.
+/// - Streams over SETTINGS_MAX_CONCURRENT_STREAMS (APNs: one until a valid provider token) are refused with
+///   RST_STREAM REFUSED_STREAM, each on its own (RFC 9113 §5.1.2; the request was not processed, and clients
+///   such as Pushy and Go's transport retry it), whether or not the peer has acknowledged the limit; the
+///   connection stays up. The handler refuses them itself against the limit it advertised last: nghttp2 never
+///   learns the limit (``HTTP2StreamLimitSetting``), since it would end the connection for a stream over an
+///   acknowledged one. A raise while streams are open waits for one to close, so it reaches the peer after the
+///   response that earned it. The first refusal on a connection is explained at debug level, the count when it closes.
 ///
 /// Every GOAWAY the server decides on carries Apple's debug data, `{"reason":"…"}` (``GoAwayReason``):
 /// `IdleTimeout`, `Shutdown` (notice and final GOAWAY), and the ENHANCE_YOUR_CALM reasons. Which GOAWAY goes
@@ -123,9 +126,16 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     /// Inside ``connectionDidReceive(_:bytes:)`` (parsing, dispatching, sending): `now` is current.
     private var isInReadCycle = false
     private(set) var selfSlot: HandlerSlot?
-    private var advertisedMaxConcurrentStreams: UInt32 = .max
-    /// Streams nghttp2 refused (REFUSED_STREAM) for going over SETTINGS_MAX_CONCURRENT_STREAMS.
-    private var refusedStreams = 0
+    /// SETTINGS_MAX_CONCURRENT_STREAMS last submitted: the limit new streams are refused against.
+    private(set) var advertisedMaxConcurrentStreams: UInt32 = .max
+    /// A raise of the limit held until a stream closes (``setStreamLimit(_:)``).
+    var pendingStreamLimitRaise: UInt32?
+    /// Streams refused (REFUSED_STREAM) for going over SETTINGS_MAX_CONCURRENT_STREAMS.
+    var refusedStreams = 0
+    /// Bytes decoded so far of the header block being received (name + value + 32 per field, as RFC 9113 counts).
+    var decodedHeaderBlockBytes = 0
+    /// Gives SETTINGS_MAX_CONCURRENT_STREAMS its id in nghttp2's output (``HTTP2StreamLimitSetting``).
+    var settingsRewriter = HTTP2SettingsRewriter()
     var nvStorage: [UInt8] = []
     var nvRanges: [NameValueRange] = []
     let info: ConnectionInfo
@@ -154,6 +164,9 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         defer { nghttp2_option_del(option) }
         // Enforce SETTINGS_MAX_CONCURRENT_STREAMS from the first request, before the ACK.
         nghttp2_option_set_max_settings(option, 32)
+        // nghttp2 never learns SETTINGS_MAX_CONCURRENT_STREAMS (HTTP2StreamLimitSetting), and a server session keeps
+        // that many closed streams for RFC 7540's priority tree: without this, every stream of the connection.
+        nghttp2_option_set_no_closed_streams(option, 1)
         // Window updates follow what handlers have taken (see dataChunk and releaseRequestBody).
         nghttp2_option_set_no_auto_window_update(option, 1)
         // Our own reset limit answers ENHANCE_YOUR_CALM; keep the library's (where it has one) looser.
@@ -199,8 +212,10 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     func submitSettings(maxConcurrentStreams: UInt32) {
         guard let session, maxConcurrentStreams != advertisedMaxConcurrentStreams else { return }
         advertisedMaxConcurrentStreams = maxConcurrentStreams
+        // Under the placeholder id: nghttp2 must not enforce it (see HTTP2StreamLimitSetting); writeFrames gives it
+        // SETTINGS_MAX_CONCURRENT_STREAMS' id on the wire.
         var settings = [
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue), value: maxConcurrentStreams),
+            nghttp2_settings_entry(settings_id: Int32(HTTP2StreamLimitSetting.placeholderID), value: maxConcurrentStreams),
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: UInt32(pipeline.options.maxHeaderListSize)),
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: 1 << 20),
         ]
@@ -226,6 +241,11 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         isInReadCycle = true
         defer { isInReadCycle = false }
         let consumed = nghttp2_session_mem_recv(session, bytes.bindMemory(to: UInt8.self).baseAddress, bytes.count)
+        if consumed < 0 && lifecycle.isTerminated {
+            // A violation found inside a callback (an HPACK bomb) stopped nghttp2; its GOAWAY is queued.
+            send()
+            return
+        }
         if consumed < 0 {
             pipeline.logger.debug(
                 "HTTP/2 protocol error from the peer; GOAWAY sent",
@@ -244,13 +264,40 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     private func countDiscardedData(in bytes: UnsafeRawBufferPointer) {
         var discarded = 0
         let session = self.session
-        scanner.scan(bytes) { streamID, length in
-            if streamID != 0 && nghttp2_session_get_stream_user_data(session, streamID) == nil { discarded += length }
+        var ignoredHeaders = 0
+        scanner.scan(bytes) { type, streamID, length in
+            if type == HTTP2FrameScanner.dataType {
+                if streamID != 0 && nghttp2_session_get_stream_user_data(session, streamID) == nil { discarded += length }
+            } else if nghttp2_session_find_stream(session, streamID) == nil {
+                // HEADERS or CONTINUATION that nghttp2 decoded for no stream (a closed one): no callback saw them.
+                ignoredHeaders += length
+            }
         }
         if discarded > 0, case .goAway(let violation) = connectionGuard.discardedData(discarded, now: now) {
             perform(lifecycle.violated(violation))
             send()
         }
+        if ignoredHeaders > 0, case .goAway(let violation) = connectionGuard.ignoredHeaderBlock(ignoredHeaders, now: now) {
+            perform(lifecycle.violated(violation))
+            send()
+        }
+    }
+
+    /// The most a header block may decode to before the peer is sent away (``ConnectionGuard/headerBlockTooLarge()``):
+    /// four times SETTINGS_MAX_HEADER_LIST_SIZE, at least 64 KiB. Below it a list over the limit is answered
+    /// (431, or the provider endpoint's 413); past it the decoding is stopped, so one block costs microseconds of
+    /// CPU however far its dynamic-table references would expand (HPACK bomb: ~7 ms per 16 KiB block otherwise).
+    var maxDecodedHeaderBlockBytes: Int { max(64 << 10, pipeline.options.maxHeaderListSize &* 4) }
+
+    /// Counts a decoded header field of the current block; false (after queuing GOAWAY ENHANCE_YOUR_CALM) when
+    /// the block is past ``maxDecodedHeaderBlockBytes``.
+    func countDecodedHeaderField(_ length: Int) -> Bool {
+        decodedHeaderBlockBytes += length + 32
+        guard decodedHeaderBlockBytes > maxDecodedHeaderBlockBytes else { return true }
+        if case .goAway(let violation) = connectionGuard.headerBlockTooLarge() {
+            perform(lifecycle.violated(violation))
+        }
+        return false
     }
 
     func connectionDidDrainOutput(_ connection: any ConnectionContext) {
@@ -303,32 +350,13 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         for stream in open { end(stream) }
     }
 
-    /// A frame nghttp2 rejected (`on_invalid_frame_recv`): a stream refused for going over
-    /// SETTINGS_MAX_CONCURRENT_STREAMS (nghttp2 sends RST_STREAM REFUSED_STREAM and drops the request), or a
-    /// protocol error (nghttp2 answers RST_STREAM or GOAWAY itself). Logged at debug level: the first refusal
-    /// of a connection with what limit was in force and why, the others only counted.
+    /// A frame nghttp2 rejected (`on_invalid_frame_recv`): a protocol error (nghttp2 answers RST_STREAM or
+    /// GOAWAY itself), logged at debug level. (nghttp2 refuses no stream itself: it does not know the limit.)
     func invalidFrame(type: UInt8, streamID: Int32, libErrorCode: Int32) {
-        guard libErrorCode == NGHTTP2_ERR_REFUSED_STREAM.rawValue else {
-            pipeline.logger.debug(
-                "HTTP/2 frame rejected",
-                [("conn.id", "\(info.id)"), ("client", info.clientAddress), ("h2.frame_type", "\(type)"),
-                 ("h2.stream_id", "\(streamID)"), ("error", String(cString: nghttp2_strerror(libErrorCode)))])
-            return
-        }
-        refusedStreams += 1
-        guard refusedStreams == 1 else { return }
-        let limit = advertisedMaxConcurrentStreams
-        var metadata = [
-            ("conn.id", "\(info.id)"), ("client", info.clientAddress), ("h2.stream_id", "\(streamID)"),
-            ("h2.stream_limit", "\(limit)"),
-        ]
-        if limit < pipeline.options.maxConcurrentStreams, let why = pipeline.options.initialStreamLimitExplanation {
-            metadata.append(("why", why))
-        }
         pipeline.logger.debug(
-            "HTTP/2 stream refused with RST_STREAM REFUSED_STREAM: the client opened more streams than "
-                + "SETTINGS_MAX_CONCURRENT_STREAMS allows (further refusals on this connection are counted)",
-            metadata)
+            "HTTP/2 frame rejected",
+            [("conn.id", "\(info.id)"), ("client", info.clientAddress), ("h2.frame_type", "\(type)"),
+             ("h2.stream_id", "\(streamID)"), ("error", String(cString: nghttp2_strerror(libErrorCode)))])
     }
 
     /// Runs `body` for work that comes back to the connection from outside an I/O event (a handler

@@ -1,16 +1,19 @@
 // APNs Sandbox — follows the frame boundaries of the bytes an HTTP/2 client sends.
 
 /// Walks the frame headers of a client's HTTP/2 byte stream (after the 24-byte preface) and reports
-/// every DATA frame's stream and length, without looking at payloads.
+/// every DATA, HEADERS and CONTINUATION frame's type, stream and length, without looking at payloads.
 ///
 /// Why: nghttp2 silently drops DATA for streams it has closed (a stream reset after an early 413, a
 /// refused stream) and gives the connection window straight back, so a peer can keep uploading into
-/// them forever without any callback. The handler counts those bytes from here.
+/// them forever without any callback; and it decodes HEADERS for closed streams without a callback too (it
+/// must, for HPACK's dynamic table). The handler counts those bytes from here.
 ///
 /// A value type with no thread affinity; confine each instance to its connection.
 struct HTTP2FrameScanner: Sendable {
     private static let frameHeaderLength = 9
-    private static let dataFrameType: UInt8 = 0
+    static let dataType: UInt8 = 0x0
+    private static let headersType: UInt8 = 0x1
+    private static let continuationType: UInt8 = 0x9
 
     private var prefaceLeft = 24
     /// Payload bytes of the current frame still to skip.
@@ -20,9 +23,9 @@ struct HTTP2FrameScanner: Sendable {
 
     init() {}
 
-    /// Scans `bytes` (the next bytes of the stream) and calls `onData(streamID, payloadLength)` for each
-    /// DATA frame whose header is in them.
-    mutating func scan(_ bytes: UnsafeRawBufferPointer, onData: (Int32, Int) -> Void) {
+    /// Scans `bytes` (the next bytes of the stream) and calls `onFrame(type, streamID, payloadLength)` for each
+    /// DATA, HEADERS or CONTINUATION frame whose header is in them.
+    mutating func scan(_ bytes: UnsafeRawBufferPointer, onFrame onData: (UInt8, Int32, Int) -> Void) {
         var index = 0
         let count = bytes.count
         if prefaceLeft > 0 {
@@ -58,9 +61,9 @@ struct HTTP2FrameScanner: Sendable {
         }
     }
 
-    private mutating func readHeader(length: Int, type: UInt8, streamID: Int32, onData: (Int32, Int) -> Void) {
+    private mutating func readHeader(length: Int, type: UInt8, streamID: Int32, onData: (UInt8, Int32, Int) -> Void) {
         payloadLeft = length
-        if type == Self.dataFrameType { onData(streamID, length) }
+        if type == Self.dataType || type == Self.headersType || type == Self.continuationType { onData(type, streamID, length) }
     }
 
     private static func streamID(_ a: UInt8, _ b: UInt8, _ c: UInt8, _ d: UInt8) -> Int32 {

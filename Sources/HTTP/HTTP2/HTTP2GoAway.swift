@@ -6,7 +6,7 @@
 /// `Received GOAWAY from APNs server: {"reason":"Shutdown"}`, Python `h2` hands it over as
 /// `ConnectionTerminated.additional_data`, Go's HTTP/2 transport as `GoAwayError.DebugData`.
 ///
-/// `idleTimeout` and `shutdown` are Apple's reasons; the two ENHANCE_YOUR_CALM reasons are the
+/// `idleTimeout` and `shutdown` are Apple's reasons; the ENHANCE_YOUR_CALM reasons are the
 /// sandbox's own (Apple documents none for them). GOAWAYs that nghttp2 raises itself for protocol
 /// errors keep nghttp2's plain-text debug data (e.g. `request HEADERS: max concurrent streams exceeded`).
 enum GoAwayReason: String, Sendable, CaseIterable {
@@ -18,12 +18,17 @@ enum GoAwayReason: String, Sendable, CaseIterable {
     case tooManyStreamResets = "TooManyStreamResets"
     /// DATA on closed streams beyond `discardedDataBurstBytes` / `discardedDataBytesPerSecond` (ENHANCE_YOUR_CALM).
     case tooMuchDataOnClosedStreams = "TooMuchDataOnClosedStreams"
+    /// A header block decoding past four times SETTINGS_MAX_HEADER_LIST_SIZE (at least 64 KiB): an HPACK bomb
+    /// (ENHANCE_YOUR_CALM).
+    case headerBlockTooLarge = "HeaderBlockTooLarge"
+    /// HEADERS on closed streams beyond `ignoredHeaderBurstBytes` / `ignoredHeaderBytesPerSecond` (ENHANCE_YOUR_CALM).
+    case tooManyHeadersOnClosedStreams = "TooManyHeadersOnClosedStreams"
 
     /// The GOAWAY's error code: NO_ERROR (0) for Apple's reasons, ENHANCE_YOUR_CALM (0xb) for the sandbox's.
     var errorCode: UInt32 {
         switch self {
         case .idleTimeout, .shutdown: 0x0
-        case .tooManyStreamResets, .tooMuchDataOnClosedStreams: 0xb
+        case .tooManyStreamResets, .tooMuchDataOnClosedStreams, .headerBlockTooLarge, .tooManyHeadersOnClosedStreams: 0xb
         }
     }
 
@@ -35,6 +40,8 @@ enum GoAwayReason: String, Sendable, CaseIterable {
         switch violation {
         case .rapidReset: self = .tooManyStreamResets
         case .discardedData: self = .tooMuchDataOnClosedStreams
+        case .headerBlockTooLarge: self = .headerBlockTooLarge
+        case .ignoredHeaderBlocks: self = .tooManyHeadersOnClosedStreams
         }
     }
 }

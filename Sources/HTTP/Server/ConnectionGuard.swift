@@ -22,6 +22,12 @@ struct ConnectionGuard: Sendable {
         var streamResetsPerSecond = 33.0
         var discardedDataBurstBytes = 32 << 20
         var discardedDataBytesPerSecond = Double(4 << 20)
+        /// HPACK bytes of header blocks nghttp2 decodes for no stream (HEADERS on a closed stream): it must decode
+        /// them to keep its dynamic table, with no callback that could stop it, and a block of 16 KiB can decode
+        /// to megabytes (an HPACK bomb, ~7 ms of CPU each). A client sends such blocks only when a reset crossed
+        /// its trailers: a few hundred bytes.
+        var ignoredHeaderBurstBytes = 256 << 10
+        var ignoredHeaderBytesPerSecond = Double(64 << 10)
         var idleTimeout: UInt64 = 300_000_000_000
     }
 
@@ -29,6 +35,9 @@ struct ConnectionGuard: Sendable {
     enum Violation: String, Sendable, Equatable {
         case rapidReset = "too many streams reset"
         case discardedData = "too much DATA on closed streams"
+        /// One header block decoded far past the header-list limit (``HTTP2ConnectionHandler/maxDecodedHeaderBlockBytes``).
+        case headerBlockTooLarge = "a header block decoded far past the header-list limit"
+        case ignoredHeaderBlocks = "too many header blocks on closed streams"
     }
 
     enum Verdict: Sendable, Equatable {
@@ -39,6 +48,7 @@ struct ConnectionGuard: Sendable {
     let configuration: Configuration
     private var resets: TokenBucket
     private var discarded: TokenBucket
+    private var ignoredHeaders: TokenBucket
     /// When the last request activity happened.
     private(set) var lastRequestActivity: UInt64
     /// Set by the first violation; later reports are ignored.
@@ -51,6 +61,9 @@ struct ConnectionGuard: Sendable {
         self.discarded = TokenBucket(
             capacity: Double(configuration.discardedDataBurstBytes),
             perSecond: configuration.discardedDataBytesPerSecond, now: now)
+        self.ignoredHeaders = TokenBucket(
+            capacity: Double(configuration.ignoredHeaderBurstBytes),
+            perSecond: configuration.ignoredHeaderBytesPerSecond, now: now)
         self.lastRequestActivity = now
     }
 
@@ -85,6 +98,22 @@ struct ConnectionGuard: Sendable {
         if discarded.take(Double(bytes), now: now) { return .proceed }
         violation = .discardedData
         return .goAway(.discardedData)
+    }
+
+    /// `bytes` of HEADERS or CONTINUATION arrived for no stream (nghttp2 decodes them without callbacks).
+    mutating func ignoredHeaderBlock(_ bytes: Int, now: UInt64) -> Verdict {
+        guard violation == nil, bytes > 0 else { return .proceed }
+        if ignoredHeaders.take(Double(bytes), now: now) { return .proceed }
+        violation = .ignoredHeaderBlocks
+        return .goAway(.ignoredHeaderBlocks)
+    }
+
+    /// A header block decoded past the hard bound: the peer is sent away at once (no honest client sends a header
+    /// list several times the limit it was told; one that does is answered 431/413 below that bound).
+    mutating func headerBlockTooLarge() -> Verdict {
+        guard violation == nil else { return .proceed }
+        violation = .headerBlockTooLarge
+        return .goAway(.headerBlockTooLarge)
     }
 
     /// A request began, sent body bytes, ended or was answered.
