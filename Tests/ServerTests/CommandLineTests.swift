@@ -44,7 +44,7 @@ import Testing
             let (server, port) = try await GracefulShutdownTests.startServing(binary, environment: environment) { port in
                 [
                     "serve", "--config", config, "--data-dir", "\(directory)/data-\(environment.count)-\(port)",
-                    "--http-port", "\(port)", "--tls-port", "0", "--log-level", "warning",
+                    "--http-port", "\(port)", "--tls-port", "0", "--log-level", "notice",
                 ]
             }
             defer { server.send(signal: SIGKILL) }
@@ -68,10 +68,11 @@ import Testing
         let directory = try makeTemporaryDirectory("healthcheck")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let config = directory + "/sandbox.json"
-        let (server, port) = try await GracefulShutdownTests.startServing(binary) { port in
+        // The port must be in the file before the server starts (the healthcheck reads it there): picked, not 0.
+        let (server, port) = try await GracefulShutdownTests.startServing(binary, port: .picked) { port in
             try #"{"dataDirectory":"\#(directory)/data","listeners":[{"name":"cleartext","host":"::","port":\#(port),"tls":false}]}"#
                 .write(toFile: config, atomically: true, encoding: .utf8)
-            return ["serve", "--config", config, "--log-level", "warning"]
+            return ["serve", "--config", config, "--log-level", "notice"]
         }
         defer { server.send(signal: SIGKILL) }
         let viaFlag = try await run(binary, args: ["healthcheck", "--config", config])

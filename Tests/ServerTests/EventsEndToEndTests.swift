@@ -43,7 +43,12 @@ struct EventsEndToEndTests {
             #expect(filtered.map { $0.event ?? "" } == ["notification.displayed"], "\(displayed.text)")
             let content = (filtered.first?.json?["data"] as? [String: Any])?["displayed"] as? [String: Any]
             #expect(content?["body"] as? String == "Hi")
-            try await Task.sleep(nanoseconds: 500_000_000)
+            // Heartbeats are real time (every 0.2 s here): wait for one on each stream, not a fixed 0.5 s that a
+            // loaded machine may not give the server's loop.
+            let deadline = monotonicSeconds() + TestTime.seconds(15)
+            while !(all.text.contains(": heartbeat") && displayed.text.contains(": heartbeat")), monotonicSeconds() < deadline {
+                try await Task.sleep(nanoseconds: 50_000_000)
+            }
             #expect(all.text.contains(": heartbeat") && displayed.text.contains(": heartbeat"))
         }
     }

@@ -24,19 +24,6 @@ struct GracefulShutdownTests {
                 + "`swift build --build-tests` before `swift test`")
     }
 
-    /// Waits until `GET /healthz` answers 200 on `port`. A server that exits is noticed at once; the long
-    /// timeout is for the first seconds of a full `swift test`, when hundreds of tests start together on two
-    /// cores and a server (or this test's own polling) can wait its turn for a long time (seen: over 15 s).
-    static func waitUntilHealthy(port: Int, server: ChildProcess, timeout: Double = 60) async throws -> Bool {
-        let deadline = monotonicSeconds() + TestTime.seconds(timeout)
-        while monotonicSeconds() < deadline {
-            if server.wait(timeout: 0) != nil { return false }
-            if (try? await healthz(port: port, timeout: 1))??.status == 200 { return true }
-            try await Task.sleep(nanoseconds: 50_000_000)
-        }
-        return false
-    }
-
     /// Writes a configuration with one team, a fresh signing key and the test app; returns its path.
     /// `streamsBeforeAuthentication` is 0 so that h2load's first burst is not refused (APNs' one
     /// stream before a valid token), which keeps the accounting of the shutdown exact.
@@ -54,35 +41,15 @@ struct GracefulShutdownTests {
         return path
     }
 
-    /// Starts `apns-sandbox serve` on a free cleartext port (TLS on port 0) and waits until it is healthy.
-    /// Retries with another port if the one picked was taken in between.
+    /// Starts `apns-sandbox serve` with its cleartext listener on a port the kernel picks (TLS on port 0 too) and
+    /// waits until it is ready (``startServing(_:environment:port:_:)``).
     static func startBinary(_ binary: String, dataDirectory: String, config: String) async throws -> (ChildProcess, Int) {
         try await startServing(binary) { port in
             [
                 "serve", "--config", config, "--data-dir", dataDirectory, "--tls-port", "0", "--http-port", "\(port)",
-                "--host", "127.0.0.1", "--log-level", "warning",
+                "--host", "127.0.0.1", "--log-level", "notice",
             ]
         }
-    }
-
-    /// Starts `apns-sandbox` with the arguments `arguments` gives for a free port (its cleartext listener's),
-    /// and waits until it answers `/healthz` there; another port is tried when one was taken meanwhile.
-    static func startServing(
-        _ binary: String, environment: [String: String]? = nil, _ arguments: (Int) throws -> [String]
-    ) async throws -> (ChildProcess, Int) {
-        var lastError = ""
-        for _ in 0..<3 {
-            let port = try RawSocket.freePort()
-            let server = try ChildProcess(binary, arguments: try arguments(port), environment: environment)
-            // Still running a moment later: the answer came from this process, not another on a reused port.
-            if try await waitUntilHealthy(port: port, server: server), server.wait(timeout: 0.2) == nil {
-                return (server, port)
-            }
-            server.send(signal: SIGKILL)
-            lastError = server.finish(timeout: 5).description
-            guard lastError.contains("Address already in use") else { break }
-        }
-        throw ProcessError("apns-sandbox serve did not become healthy: \(lastError)")
     }
 
     /// SIGTERM during `h2load -c4 -m10` exits 0 in the grace period; every answered request got a 200.

@@ -1,6 +1,7 @@
 // APNs Sandbox — provider-token authentication end to end: the stream limit before and after the
 // first valid token, and the verified-token cache.
 import Foundation
+import Server
 import TestProcessSupport
 import Testing
 
@@ -223,15 +224,16 @@ struct ProviderAuthTests {
         }
     }
 
-    /// A token accepted once is still checked for age on later pushes of the same connection (ExpiredProviderToken).
+    /// A token accepted once is still checked for age on later pushes of the same connection (ExpiredProviderToken):
+    /// the clock stands still and is advanced past the token's hour (sandbox time) between the two pushes.
     @Test(arguments: ProviderTransport.allCases)
     func cachedTokenStillExpires(_ transport: ProviderTransport) async throws {
-        // iat is whole seconds (up to 1 s old when made) and a loaded machine may take another second to send the
-        // first push: a 3 s age keeps that one fresh; the second, 4.5 s later, is past it.
-        try await withProviderServer(configure: { $0.apns.tokenMaxAgeSeconds = 3 }) { server in
-            let token = try server.token(issuedAt: ProviderServer.now)
+        try await withProviderServer(configure: { $0.clock = ClockSettings(virtual: true, frozen: true) }) { server in
+            let token = try server.token(issuedAt: try await server.clockSeconds())
             let specs = [PushSpec.push(authorization: token), PushSpec.push(authorization: token)]
-            let replies = try await server.pushOnOneConnection(specs, over: transport, spacing: 4.5)
+            let replies = try await server.pushOnOneConnection(specs, over: transport) { _ in
+                try await server.advanceClock(milliseconds: 3_601_000)
+            }
             expectReply(replies[0], .accepted, for: specs[0])
             expectReply(replies[1], .rejected(403, "ExpiredProviderToken"), for: specs[1])
         }

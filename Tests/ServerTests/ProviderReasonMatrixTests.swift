@@ -406,61 +406,72 @@ struct ProviderReasonMatrixTests {
         }
     }
 
-    /// A new token within `tokenUpdateMinimumIntervalSeconds` (60 s) on one connection gets 429; the old one still works.
+    /// A new token within `tokenUpdateMinimumIntervalSeconds` (60 s) on one connection gets 429, even 59 s after the
+    /// first; the old one still works. The interval is sandbox time (the clock's monotonic time): the clock stands
+    /// still and is advanced between the pushes, so how long the machine takes to send them does not matter.
     @Test(arguments: ProviderTransport.allCases)
     func tokenChangeWithinTheIntervalIsTooManyUpdates(_ transport: ProviderTransport) async throws {
-        try await withProviderServer(configure: { $0.apns.tokenUpdateMinimumIntervalSeconds = 60 }) { server in
-            let tokenA = try server.token(issuedAt: ProviderServer.now - 10)
-            let tokenB = try server.token(issuedAt: ProviderServer.now - 5)
+        try await withProviderServer(configure: {
+            $0.apns.tokenUpdateMinimumIntervalSeconds = 60
+            $0.clock = ClockSettings(virtual: true, frozen: true)
+        }) { server in
+            let now = try await server.clockSeconds()
+            let tokenA = try server.token(issuedAt: now - 10)
+            let tokenB = try server.token(issuedAt: now - 5)
             let specs = [
                 PushSpec.push(authorization: tokenA), PushSpec.push(authorization: tokenB), PushSpec.push(authorization: tokenA),
             ]
-            let replies = try await server.pushOnOneConnection(specs, over: transport)
+            let replies = try await server.pushOnOneConnection(specs, over: transport) { index in
+                if index == 1 { try await server.advanceClock(milliseconds: 59_000) }
+            }
             expectReply(replies[0], .accepted, for: specs[0])
             expectReply(replies[1], .rejected(429, "TooManyProviderTokenUpdates"), for: specs[1])
             expectReply(replies[2], .accepted, for: specs[2])
         }
     }
 
-    /// With a 0.2 s interval, a new token 0.35 s after the first on one connection is accepted (1.05 s under a
-    /// sanitizer, whose slowdown once let the two arrive within 0.2 s of each other).
+    /// A new token once the interval (60 s of sandbox time) has passed since the first is accepted on the same
+    /// connection. The clock stands still and is advanced by 60 s between the pushes: no wall-clock spacing to race.
     @Test(arguments: ProviderTransport.allCases)
     func tokenChangeAfterTheIntervalIsAccepted(_ transport: ProviderTransport) async throws {
-        try await withProviderServer(configure: { $0.apns.tokenUpdateMinimumIntervalSeconds = 0.2 }) { server in
-            let tokenA = try server.token(issuedAt: ProviderServer.now - 10)
-            let tokenB = try server.token(issuedAt: ProviderServer.now - 5)
+        try await withProviderServer(configure: {
+            $0.apns.tokenUpdateMinimumIntervalSeconds = 60
+            $0.clock = ClockSettings(virtual: true, frozen: true)
+        }) { server in
+            let now = try await server.clockSeconds()
+            let tokenA = try server.token(issuedAt: now - 10)
+            let tokenB = try server.token(issuedAt: now - 5)
             let specs = [PushSpec.push(authorization: tokenA), PushSpec.push(authorization: tokenB)]
-            let replies = try await server.pushOnOneConnection(specs, over: transport, spacing: TestTime.seconds(0.35))
+            let replies = try await server.pushOnOneConnection(specs, over: transport) { _ in
+                try await server.advanceClock(milliseconds: 60_000)
+            }
             expectReply(replies[0], .accepted, for: specs[0])
             expectReply(replies[1], .accepted, for: specs[1])
         }
     }
 
-    /// With `maxPushesPerSecondPerDevice = 2`, the third push to one device within a second gets 429 TooManyRequests.
+    /// With `maxPushesPerSecondPerDevice = 2`, the third push to one device within a second gets 429 TooManyRequests;
+    /// another device is not limited, and the next second the device may push again. The limit counts per second of
+    /// the sandbox clock, which stands still here: the three pushes share one second however slow the machine is.
     @Test(arguments: ProviderTransport.allCases)
     func thirdPushInOneSecondIsTooManyRequests(_ transport: ProviderTransport) async throws {
-        try await withProviderServer(configure: { $0.apns.maxPushesPerSecondPerDevice = 2 }) { server in
-            // The limit counts per wall-clock second: start just after a second begins, and retry
-            // with another device if a slow machine still straddled a second boundary.
-            var statuses: [Int] = []
-            for attempt in 0..<3 {
-                let device = Fixture.token(String(0xa0 + attempt, radix: 16))
-                let specs = (0..<3).map { _ in PushSpec.push(token: device, authorization: server.test.providerToken) }
-                let millisecond = Int(Date().timeIntervalSince1970 * 1000) % 1000
-                if millisecond > 100 { try await Task.sleep(for: .milliseconds(1000 - millisecond + 5)) }
-                let replies = try await server.pushOnOneConnection(specs, over: transport)
-                statuses = replies.map(\.status)
-                if statuses == [200, 200, 429] {
-                    expectReply(replies[0], .accepted, for: specs[0])
-                    expectReply(replies[1], .accepted, for: specs[1])
-                    expectReply(replies[2], .rejected(429, "TooManyRequests"), for: specs[2])
-                    // Another device is not limited.
-                    let other = PushSpec.push(token: Fixture.token("bb"), authorization: server.test.providerToken)
-                    expectReply(try await server.push(other, over: transport), .accepted, for: other)
-                    return
-                }
-            }
-            Issue.record("three pushes within a second never gave [200, 200, 429]; last: \(statuses)")
+        try await withProviderServer(configure: {
+            $0.apns.maxPushesPerSecondPerDevice = 2
+            $0.clock = ClockSettings(virtual: true, frozen: true)
+        }) { server in
+            let device = Fixture.token("a0")
+            let specs = (0..<3).map { _ in PushSpec.push(token: device, authorization: server.test.providerToken) }
+            let replies = try await server.pushOnOneConnection(specs, over: transport)
+            expectReply(replies[0], .accepted, for: specs[0])
+            expectReply(replies[1], .accepted, for: specs[1])
+            expectReply(replies[2], .rejected(429, "TooManyRequests"), for: specs[2])
+            // Another device is not limited.
+            let other = PushSpec.push(token: Fixture.token("bb"), authorization: server.test.providerToken)
+            expectReply(try await server.push(other, over: transport), .accepted, for: other)
+            // A second later (sandbox time) the device has a new allowance.
+            try await server.advanceClock(milliseconds: 1000)
+            let later = PushSpec.push(token: device, authorization: server.test.providerToken)
+            expectReply(try await server.push(later, over: transport), .accepted, for: later)
         }
     }
 

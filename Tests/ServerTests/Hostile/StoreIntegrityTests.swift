@@ -65,7 +65,7 @@ struct HostileStoreTests {
     private static func serveExpectingRefusal(_ binary: String, dataDirectory: String, config: String) async throws -> ProcessOutput {
         let server = try ChildProcess(binary, arguments: [
             "serve", "--config", config, "--data-dir", dataDirectory, "--tls-port", "0",
-            "--http-port", "\(try RawSocket.freePort())", "--host", "127.0.0.1", "--log-level", "warning",
+            "--http-port", "0", "--host", "127.0.0.1", "--log-level", "warning",
         ])
         return await offload { server.finish(timeout: 30) }
     }

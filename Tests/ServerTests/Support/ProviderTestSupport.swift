@@ -5,6 +5,7 @@ import Crypto
 import Foundation
 import Sandbox
 import Server
+import TestProcessSupport
 import Testing
 
 // MARK: - Transports
@@ -183,34 +184,69 @@ struct ProviderServer: Sendable {
     /// One push on its own connection, with curl.
     /// - Parameter curlArguments: extra arguments (e.g. `--cert`, `--key`).
     func push(_ spec: PushSpec, over transport: ProviderTransport, curlArguments: [String] = []) async throws -> PushReply {
-        let replies = try await curlPushes([spec], over: transport, spacing: nil, curlArguments: curlArguments)
+        let replies = try await curlPushes([spec], over: transport, curlArguments: curlArguments)
         return replies[0]
     }
 
-    /// Several pushes, one after the other, on ONE connection; `spacing` seconds apart when given.
+    /// Several pushes, one after the other, on ONE connection.
     ///
-    /// curl for h2 over TLS and HTTP/1.1 (`--next`, `--rate`); for h2c a Python `h2` client, since
+    /// curl for h2 over TLS and HTTP/1.1 (`--next`); for h2c a Python `h2` client, since
     /// curl 7.88 fails to reuse a prior-knowledge h2c connection ("Error in the HTTP2 framing layer",
     /// also against nghttpd).
     func pushOnOneConnection(
-        _ specs: [PushSpec], over transport: ProviderTransport, spacing: Double? = nil, curlArguments: [String] = []
+        _ specs: [PushSpec], over transport: ProviderTransport, curlArguments: [String] = []
     ) async throws -> [PushReply] {
         if transport == .h2c {
-            return try await h2Sequence(specs, tls: false, spacing: spacing).replies
+            return try await h2Sequence(specs, tls: false).replies
         }
-        return try await curlPushes(specs, over: transport, spacing: spacing, curlArguments: curlArguments)
+        return try await curlPushes(specs, over: transport, curlArguments: curlArguments)
+    }
+
+    /// Several pushes on ONE connection, strictly one after the other: `between(i)` runs after the reply to push
+    /// `i - 1` has arrived and before push `i` is sent (e.g. to move the virtual clock between two pushes, where a
+    /// `spacing` of wall-clock time says nothing of when the server handled each one). h2c and h2 over TLS with
+    /// Python's `h2`, HTTP/1.1 over a raw socket.
+    func pushOnOneConnection(
+        _ specs: [PushSpec], over transport: ProviderTransport, between: @escaping (Int) async throws -> Void
+    ) async throws -> [PushReply] {
+        switch transport {
+        case .h2c, .h2TLS: try await h2Sequence(specs, tls: transport.isTLS, between: between).replies
+        case .http1: try await http1Sequence(specs, between: between)
+        case .http1TLS: throw ProcessError("no gated sequence over HTTP/1.1 with TLS")
+        }
+    }
+
+    /// `specs` over one cleartext HTTP/1.1 connection (a raw socket), each sent once the previous reply is in.
+    private func http1Sequence(_ specs: [PushSpec], between: (Int) async throws -> Void) async throws -> [PushReply] {
+        let socket = try await offload { [port = test.httpPort] in try RawSocket(port: port) }
+        defer { socket.close() }
+        var replies: [PushReply] = []
+        for (index, spec) in specs.enumerated() {
+            if index > 0 { try await between(index) }
+            let authority = spec.host == .local ? "127.0.0.1:\(test.httpPort)" : "\(spec.host.rawValue):\(test.httpPort)"
+            var head = "\(spec.method) \(spec.path) HTTP/1.1\r\nhost: \(authority)\r\n"
+            for (name, value) in spec.headers { head += "\(name): \(value)\r\n" }
+            if let body = spec.body { head += "content-length: \(body.count)\r\n" }
+            let request = Array((head + "\r\n").utf8) + (spec.body ?? [])
+            let read = try await offload { () throws -> ReadResult in
+                try socket.send(request)
+                return socket.readResponses(1, timeout: TestTime.seconds(10))
+            }
+            guard let response = read.responses.first else {
+                throw ProcessError("no response to request \(index) (closed: \(read.closed)): \(read.text)")
+            }
+            replies.append(PushReply(
+                statusLine: response.statusLine, status: response.status, headers: response.headers, body: response.body))
+        }
+        return replies
     }
 
     private func curlPushes(
-        _ specs: [PushSpec], over transport: ProviderTransport, spacing: Double?, curlArguments: [String]
+        _ specs: [PushSpec], over transport: ProviderTransport, curlArguments: [String]
     ) async throws -> [PushReply] {
         let directory = try makeTemporaryDirectory("apns-provider-curl")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var args: [String] = []
-        if let spacing, specs.count > 1 {
-            // --rate spaces the start of consecutive transfers; the connection is reused.
-            args += ["--rate", "\(max(1, Int((3600 / spacing).rounded(.down))))/h"]
-        }
         for (index, spec) in specs.enumerated() {
             if index > 0 { args.append("--next") }
             let (base, targetArgs) = target(transport, host: spec.host)
@@ -261,12 +297,14 @@ struct ProviderServer: Sendable {
 
     /// Pushes `specs` one after the other on one HTTP/2 connection with Python's `h2`
     /// (cleartext prior knowledge, or TLS with ALPN h2 and optionally a client certificate).
+    /// With `between`, push `i` waits until `between(i)` has run (after the reply to push `i - 1`).
     func h2Sequence(
-        _ specs: [PushSpec], tls: Bool, spacing: Double? = nil, certificate: (cert: String, key: String)? = nil
+        _ specs: [PushSpec], tls: Bool, certificate: (cert: String, key: String)? = nil,
+        between: ((Int) async throws -> Void)? = nil
     ) async throws -> H2Sequence {
         let port = tls ? test.tlsPort : test.httpPort
         var requests: [[String: Any]] = []
-        for (index, spec) in specs.enumerated() {
+        for spec in specs {
             let authority: String = switch spec.host {
             case .local: tls ? "localhost:\(port)" : "127.0.0.1:\(port)"
             case .production, .sandbox: "\(spec.host.rawValue):\(port)"
@@ -274,7 +312,6 @@ struct ProviderServer: Sendable {
             var request: [String: Any] = [
                 "method": spec.method, "path": spec.path, "authority": authority,
                 "headers": spec.headers.map { [$0.name, $0.value] },
-                "delay": index > 0 ? (spacing ?? 0) : 0,
             ]
             if let body = spec.body { request["body"] = Data(body).base64EncodedString() }
             requests.append(request)
@@ -284,8 +321,30 @@ struct ProviderServer: Sendable {
             input["cert"] = certificate.cert
             input["key"] = certificate.key
         }
+        var gate: String?
+        if between != nil {
+            gate = try makeTemporaryDirectory("apns-provider-gate")
+            input["gate"] = gate
+        }
+        defer { if let gate { try? FileManager.default.removeItem(atPath: gate) } }
         let stdin = try JSONSerialization.data(withJSONObject: input)
-        let output = try await run("python3", args: ["-c", h2SequenceScript], stdin: stdin, timeout: 30)
+        let output: ProcessOutput
+        if let gate, let between {
+            // The script creates ready-<i> once the reply to push i - 1 is in and sends push i when go-<i> exists.
+            let child = try ChildProcess("python3", arguments: ["-c", h2SequenceScript], stdin: stdin)
+            defer { child.send(signal: SIGKILL) }
+            gates: for index in 1..<max(1, specs.count) {
+                while !FileManager.default.fileExists(atPath: "\(gate)/ready-\(index)") {
+                    if child.wait(timeout: 0) != nil { break gates }
+                    try await Task.sleep(nanoseconds: 5_000_000)
+                }
+                try await between(index)
+                _ = FileManager.default.createFile(atPath: "\(gate)/go-\(index)", contents: nil)
+            }
+            output = await offload { child.finish(timeout: 30) }
+        } else {
+            output = try await run("python3", args: ["-c", h2SequenceScript], stdin: stdin, timeout: 30)
+        }
         guard output.status == 0, let result = jsonObject(output.stdout),
               let responses = result["responses"] as? [[String: Any]]
         else { throw ProcessError("python h2 client failed: \(output)") }
@@ -300,6 +359,24 @@ struct ProviderServer: Sendable {
             sequence.maxConcurrentStreamsAfter.append(response["maxConcurrentStreams"] as? Int)
         }
         return sequence
+    }
+
+    // MARK: The virtual clock (`clock.virtual`, e.g. `ClockSettings(virtual: true, frozen: true)`)
+
+    /// The sandbox clock's wall time, in seconds since the epoch (`GET /api/v1/clock`).
+    func clockSeconds() async throws -> Int64 {
+        let (status, json) = try await apiRequest("GET", "\(test.httpBase)/api/v1/clock")
+        guard status == 200, let milliseconds = (json?["nowMilliseconds"] as? NSNumber)?.int64Value else {
+            throw ProcessError("GET /api/v1/clock: \(status) \(String(describing: json))")
+        }
+        return milliseconds / 1000
+    }
+
+    /// Moves the virtual clock `milliseconds` forward (`POST /api/v1/clock/advance`).
+    func advanceClock(milliseconds: Int64) async throws {
+        let (status, json) = try await apiRequest(
+            "POST", "\(test.httpBase)/api/v1/clock/advance", #"{"milliseconds":\#(milliseconds)}"#)
+        guard status == 200 else { throw ProcessError("advance: \(status) \(String(describing: json))") }
     }
 
     // MARK: The push log
@@ -481,7 +558,7 @@ func expectReply(
 /// on one connection and prints `{"initialMaxConcurrentStreams", "responses": [{status,
 /// headers, body: base64, maxConcurrentStreams}]}`.
 private let h2SequenceScript = #"""
-import base64, json, socket, ssl, sys, time
+import base64, json, os, socket, ssl, sys, time
 import h2.config, h2.connection, h2.events, h2.settings
 
 spec = json.load(sys.stdin)
@@ -533,9 +610,14 @@ def pump(done):
 pump(lambda: len(state["settings"]) >= 1)
 initial = state["settings"][0]
 responses = []
-for request in spec["requests"]:
-    if request["delay"]:
-        time.sleep(request["delay"])
+for index, request in enumerate(spec["requests"]):
+    if spec.get("gate") and index > 0:
+        open("%s/ready-%d" % (spec["gate"], index), "w").close()
+        deadline = time.monotonic() + 60
+        while not os.path.exists("%s/go-%d" % (spec["gate"], index)):
+            if time.monotonic() > deadline:
+                raise SystemExit("the gate before request %d never opened" % index)
+            time.sleep(0.005)
     sid = conn.get_next_available_stream_id()
     headers = [(":method", request["method"]), (":scheme", "https" if spec["tls"] else "http"),
                (":path", request["path"]), (":authority", request["authority"])]
