@@ -34,8 +34,11 @@ extension ProviderAuthenticator {
         }
         explanation.token = token
         explanation.key = keys[token.keyID]
-        if let known = explanation.key {
-            explanation.signatureValid = known.publicKey.verify(signature: token.signature, message: token.signingInput)
+        // Checked as soon as the key is known, to be shown also when its team differs from iss (the push would be
+        // refused for that first).
+        let signature = explanation.key.map { checkSignature(token, key: $0) }
+        if let signature {
+            if case .success = signature { explanation.signatureValid = true } else { explanation.signatureValid = false }
         }
         let key: ProviderKey
         switch signingKey(keyID: token.keyID, teamID: token.teamID) {
@@ -44,7 +47,7 @@ extension ProviderAuthenticator {
             explanation.rejection = error
             return explanation
         }
-        if case .failure(let error) = checkSignature(token, key: key) {
+        if case .failure(let error)? = signature {
             explanation.rejection = error
             return explanation
         }
