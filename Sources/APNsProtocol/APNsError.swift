@@ -5,19 +5,28 @@
 /// A 410 rejection (``APNsReason/unregistered``, ``APNsReason/expiredToken``) also carries `timestamp`:
 /// milliseconds since the epoch at which the token stopped being valid. Apple sends `timestamp` only
 /// with 410, so ``jsonBody`` writes it only when ``status`` is 410 and a timestamp is set.
+///
+/// A rejection may also carry a ``cause``: why, in a short sentence for people (the push log, the debug log,
+/// the dashboard). APNs itself says no more than the reason (`InvalidProviderToken` for a bad signature, an
+/// unknown key or a malformed `iat` alike), so the cause never goes into ``jsonBody``.
 public struct APNsError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Why the request was rejected.
     public var reason: APNsReason
     /// For 410 responses: when the token stopped being valid, in milliseconds since the epoch.
     public var timestamp: Int64?
+    /// Why, for people (e.g. `iat is a string that is not a plain integer`); never sent to the client.
+    /// Built only when a request is refused, so the accepted path pays nothing for it.
+    public var cause: String?
 
     /// A rejection for `reason`.
     /// - Parameters:
     ///   - reason: The `reason` string to send.
     ///   - timestamp: Milliseconds since the epoch; used only by 410 reasons.
-    public init(_ reason: APNsReason, timestamp: Int64? = nil) {
+    ///   - cause: Why, in a short sentence for the logs; not part of the answer.
+    public init(_ reason: APNsReason, timestamp: Int64? = nil, cause: String? = nil) {
         self.reason = reason
         self.timestamp = timestamp
+        self.cause = cause
     }
 
     /// The HTTP status of the response.
@@ -40,6 +49,8 @@ public struct APNsError: Error, Sendable, Equatable, CustomStringConvertible {
         return body
     }
 
-    /// `status reason`, for logs.
-    public var description: String { "\(status) \(reason.rawValue)" }
+    /// `status reason`, and `: cause` when there is one, for logs.
+    public var description: String {
+        if let cause { "\(status) \(reason.rawValue): \(cause)" } else { "\(status) \(reason.rawValue)" }
+    }
 }

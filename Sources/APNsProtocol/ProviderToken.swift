@@ -28,112 +28,136 @@ public struct ProviderToken: Sendable, Equatable {
     /// 1. Absent, empty, only white space, or only the scheme (`bearer`) → `MissingProviderToken`.
     /// 2. A scheme other than `bearer` (compared case-insensitively), or none → `InvalidProviderToken`.
     ///    One or more spaces or tabs may follow the scheme; surrounding white space is ignored.
-    /// 3. Not three non-empty base64url parts, over ``maxTokenBytes``, a header or claims part that is
-    ///    not a JSON object, `kid` or `iss` not a non-empty string, `iat` not a finite number (a string,
-    ///    `null`, or beyond `Int64` seconds; a fraction is truncated, see ``numericDate(_:)``), or `alg` not
-    ///    exactly `ES256` → `InvalidProviderToken`.
+    /// 3. The JWT's rules (``decode(jwt:)``) → `InvalidProviderToken`.
+    ///
+    /// Every failure carries its ``APNsError/cause``.
     /// - Parameter authorization: The raw header value.
     /// - Returns: The token, or the reason for rejecting the push.
     public static func parse(authorization: String?) -> Result<ProviderToken, APNsError> {
-        guard let authorization else { return .failure(APNsError(.missingProviderToken)) }
+        guard let authorization else {
+            return .failure(APNsError(.missingProviderToken, cause: "no authorization header"))
+        }
         let value = trimmingBlanks(Substring(authorization))
-        guard !value.isEmpty else { return .failure(APNsError(.missingProviderToken)) }
+        guard !value.isEmpty else {
+            return .failure(APNsError(.missingProviderToken, cause: "the authorization header is empty"))
+        }
         guard let blank = value.utf8.firstIndex(where: isBlank) else {
-            let reason: APNsReason = ASCII.equalsIgnoringCase(value, "bearer") ? .missingProviderToken : .invalidProviderToken
-            return .failure(APNsError(reason))
+            if ASCII.equalsIgnoringCase(value, "bearer") {
+                return .failure(APNsError(.missingProviderToken, cause: "no token after bearer"))
+            }
+            return invalid("authorization is not \"bearer <token>\"")
         }
         guard ASCII.equalsIgnoringCase(value[..<blank], "bearer") else {
-            return .failure(APNsError(.invalidProviderToken))
+            return invalid("the authorization scheme is \(quoted(String(value[..<blank]))), not bearer")
         }
-        let jwt = trimmingBlanks(value[blank...])
-        guard let token = ProviderToken(jwt: jwt) else { return .failure(APNsError(.invalidProviderToken)) }
-        return .success(token)
+        return decode(jwt: trimmingBlanks(value[blank...]))
     }
 
-    /// Applies the time rules.
+    /// Parses a compact JWT (`header.claims.signature`, no scheme).
     ///
-    /// - Parameters:
-    ///   - now: The current time, in seconds since the epoch.
-    ///   - maxAge: The oldest accepted `iat`, in seconds before `now`; exactly `maxAge` old is still valid.
-    ///   - allowedSkew: How far `iat` may lie in the future, in seconds; exactly `allowedSkew` is valid.
-    /// - Returns: `ExpiredProviderToken` when `iat` is older than `maxAge`; `InvalidProviderToken` when it is
-    ///   further in the future than `allowedSkew` (Apple does not document this case).
-    public func checkTime(now: Int64, maxAge: Int64 = 3600, allowedSkew: Int64 = 60) -> Result<Void, APNsError> {
-        if issuedAt <= now {
-            let (age, overflow) = now.subtractingReportingOverflow(issuedAt)
-            guard !overflow, age <= maxAge else { return .failure(APNsError(.expiredProviderToken)) }
-        } else {
-            let (ahead, overflow) = issuedAt.subtractingReportingOverflow(now)
-            guard !overflow, ahead <= allowedSkew else { return .failure(APNsError(.invalidProviderToken)) }
-        }
-        return .success(())
-    }
-
-    /// Parses a compact JWT; nil when any rule of ``parse(authorization:)``'s step 3 fails.
-    private init?(jwt: Substring) {
+    /// `InvalidProviderToken`, with its cause, when: it is over ``maxTokenBytes``; it is not three non-empty
+    /// base64url parts; the header or claims part is not a JSON object; `alg` is not exactly `ES256`; `kid` or
+    /// `iss` is not a non-empty string; `iat` is not a NumericDate (``numericDate(_:)``: a finite number, or a
+    /// string of digits). The signature is not checked here.
+    public static func decode(jwt: Substring) -> Result<ProviderToken, APNsError> {
         let utf8 = jwt.utf8
-        guard !utf8.isEmpty, utf8.count <= Self.maxTokenBytes,
-            let firstDot = utf8.firstIndex(of: UInt8(ascii: ".")),
+        guard utf8.count <= Self.maxTokenBytes else {
+            return invalid("the token is \(utf8.count) bytes, over the limit of \(Self.maxTokenBytes)")
+        }
+        guard let firstDot = utf8.firstIndex(of: UInt8(ascii: ".")),
             let secondDot = utf8[utf8.index(after: firstDot)...].firstIndex(of: UInt8(ascii: "."))
-        else { return nil }
+        else { return invalid(notThreeParts) }
         let headerPart = jwt[..<firstDot]
         let claimsPart = jwt[jwt.index(after: firstDot)..<secondDot]
         let signaturePart = jwt[jwt.index(after: secondDot)...]
         guard !headerPart.isEmpty, !claimsPart.isEmpty, !signaturePart.isEmpty,
-            !signaturePart.utf8.contains(UInt8(ascii: ".")),
-            let headerJSON = Base64URL.decode(headerPart),
-            let claimsJSON = Base64URL.decode(claimsPart),
-            let signature = Base64URL.decode(signaturePart), !signature.isEmpty
-        else { return nil }
+            !signaturePart.utf8.contains(UInt8(ascii: "."))
+        else { return invalid(notThreeParts) }
+        guard let headerJSON = Base64URL.decode(headerPart) else { return invalid("the header is not base64url") }
+        guard let claimsJSON = Base64URL.decode(claimsPart) else { return invalid("the claims are not base64url") }
+        guard let signature = Base64URL.decode(signaturePart), !signature.isEmpty else {
+            return invalid("the signature is not base64url")
+        }
 
-        var algorithm: String?
-        var keyID: String?
-        var teamID: String?
-        var issuedAt: Int64?
+        var algorithm: JSONReader.Scalar?
+        var keyID: JSONReader.Scalar?
         do {
             var header = JSONReader(headerJSON)
             try header.readDocument { reader, key in
                 switch key {
-                case "alg": algorithm = Self.string(try reader.readScalar())
-                case "kid": keyID = Self.string(try reader.readScalar())
-                default: try reader.skipValue()
-                }
-            }
-            var claims = JSONReader(claimsJSON)
-            try claims.readDocument { reader, key in
-                switch key {
-                case "iss": teamID = Self.string(try reader.readScalar())
-                case "iat": issuedAt = Self.numericDate(try reader.readTree())
+                case "alg": algorithm = try reader.readScalar()
+                case "kid": keyID = try reader.readScalar()
                 default: try reader.skipValue()
                 }
             }
         } catch {
-            return nil
+            return invalid("the header is not a JSON object")
         }
-        guard algorithm == "ES256", let algorithm, let keyID, !keyID.isEmpty, let teamID, !teamID.isEmpty,
-            let issuedAt
-        else { return nil }
-        self.raw = String(jwt)
+        var teamID: JSONReader.Scalar?
+        var issuedAtValue: JSON?
+        do {
+            var claims = JSONReader(claimsJSON)
+            try claims.readDocument { reader, key in
+                switch key {
+                case "iss": teamID = try reader.readScalar()
+                case "iat": issuedAtValue = try reader.readTree()
+                default: try reader.skipValue()
+                }
+            }
+        } catch {
+            return invalid("the claims are not a JSON object")
+        }
+        guard case .string("ES256") = algorithm else {
+            switch algorithm {
+            case nil: return invalid("alg is missing (ES256 is required)")
+            case .string(let other): return invalid("alg is \(quoted(other)), not ES256")
+            case let other?: return invalid("alg is \(describe(other)), not ES256")
+            }
+        }
+        let kid: String
+        switch requiredString(keyID, name: "kid") {
+        case .success(let value): kid = value
+        case .failure(let error): return .failure(error)
+        }
+        let team: String
+        switch requiredString(teamID, name: "iss") {
+        case .success(let value): team = value
+        case .failure(let error): return .failure(error)
+        }
+        guard let issuedAtValue else { return invalid("iat is missing") }
+        let issuedAt: Int64
+        switch numericDate(issuedAtValue) {
+        case .success(let seconds): issuedAt = seconds
+        case .failure(let error): return .failure(error)
+        }
+        return .success(ProviderToken(
+            raw: String(jwt), keyID: kid, teamID: team, issuedAt: issuedAt, algorithm: "ES256",
+            signingInput: Array(utf8[..<secondDot]), signature: signature))
+    }
+
+    private init(
+        raw: String, keyID: String, teamID: String, issuedAt: Int64, algorithm: String, signingInput: [UInt8],
+        signature: [UInt8]
+    ) {
+        self.raw = raw
         self.keyID = keyID
         self.teamID = teamID
         self.issuedAt = issuedAt
         self.algorithm = algorithm
-        self.signingInput = Array(utf8[..<secondDot])
+        self.signingInput = signingInput
         self.signature = signature
     }
 
-    /// An RFC 7519 NumericDate in whole seconds: any finite JSON number (`1700000000`, `1700000000.25`,
-    /// `1.7e9`), a fraction truncated toward zero — the PyAPNs2 family signs `"iat": time.time()`, which Apple
-    /// accepts. Not a number (a string, `null`), or beyond the range of `Int64` seconds: nil.
-    static func numericDate(_ value: JSON) -> Int64? {
-        guard case .number(let text) = value else { return nil }
-        if let whole = Int64(text) { return whole }
-        guard let seconds = Double(text), seconds.isFinite, seconds > -9.2e18, seconds < 9.2e18 else { return nil }
-        return Int64(seconds.rounded(.towardZero))
-    }
+    private static let notThreeParts = "not three base64url parts (header.claims.signature)"
 
-    private static func string(_ value: JSONReader.Scalar) -> String? {
-        if case .string(let text) = value { text } else { nil }
+    /// `kid` or `iss`: a non-empty string.
+    private static func requiredString(_ value: JSONReader.Scalar?, name: String) -> Result<String, APNsError> {
+        switch value {
+        case nil: invalid("\(name) is missing")
+        case .string(let text) where text.isEmpty: invalid("\(name) is empty")
+        case .string(let text): .success(text)
+        case let other?: invalid("\(name) is \(describe(other)), not a string")
+        }
     }
 
     private static func isBlank(_ byte: UInt8) -> Bool {

@@ -24,7 +24,7 @@ public struct EventRecorder: Sendable {
     }
 
     /// `data`: `apnsId`, `deviceToken`, `topic`, `pushType`, `priority`, `environment`, `status` (HTTP),
-    /// `reason`, `timestamp` (410 only), `connectionId`, `receivedAt`, `fault` (the fault rule that answered).
+    /// `reason`, `cause` (why a token or certificate was refused, when known), `timestamp` (410 only), `connectionId`, `receivedAt`, `fault` (the fault rule that answered).
     public static func rejected(_ push: PushRecord) -> EventDraft? {
         guard let rejection = push.rejection else { return nil }
         var writer = JSONWriter()
@@ -36,6 +36,7 @@ public struct EventRecorder: Sendable {
         writer.member("environment", push.environment.rawValue)
         writer.member("status", rejection.status)
         writer.member("reason", rejection.reason.rawValue)
+        writer.member("cause", rejection.cause)
         writer.member("timestamp", rejection.timestamp)
         writer.member("connectionId", Int64(truncatingIfNeeded: push.connectionID))
         writer.member("receivedAt", push.receivedAt)

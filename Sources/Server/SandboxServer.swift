@@ -198,6 +198,8 @@ public final class SandboxServer: Sendable {
         PushLogRoutes.register(on: &router, pushes: pushes)
         CredentialRoutes.register(on: &router, dataDirectory: dataDirectory)
         ProviderTokenRoutes(configuration: configuration, clock: clock).register(on: &router)
+        ProviderTokenValidationRoutes(authenticator: provider.authenticator, settings: configuration.apns, clock: clock)
+            .register(on: &router)
         PushValidationRoutes(registry: registry, settings: configuration.apns, clock: clock, loader: registryLoader)
             .register(on: &router)
         // The API's blocking handlers and the long-polls' first reads share one worker pool (threads start on

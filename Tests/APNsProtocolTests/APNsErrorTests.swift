@@ -57,4 +57,12 @@ import Testing
         #expect(APNsError(.unregistered, timestamp: 1) != APNsError(.unregistered, timestamp: 2))
         #expect(APNsError(.payloadTooLarge).description == "413 PayloadTooLarge")
     }
+
+    /// A cause is for people: the body stays exactly Apple's, the description (logs) carries it.
+    @Test func causeNeverReachesTheBody() {
+        let error = APNsError(.invalidProviderToken, cause: "kid \"K\" unknown")
+        #expect(String(decoding: error.jsonBody, as: UTF8.self) == #"{"reason":"InvalidProviderToken"}"#)
+        #expect(error.description == #"403 InvalidProviderToken: kid "K" unknown"#)
+        #expect(error.status == 403)
+    }
 }

@@ -5,7 +5,7 @@ import Testing
 
 /// Headless chromium against a real server: a push sent from the Send form arrives on the device (checked through
 /// the API) and its "copy as curl" text, run with bash, is accepted too; the Inbox lists a notification and a
-/// rejected push with its reason, a filter narrows it and new rows come live; Apps & devices creates a device;
+/// rejected push with its reason (a refused token with its cause beside it), a filter narrows it and new rows come live; Apps & devices creates a device;
 /// a Steering fault preset rejects the next push, and the clock's controls are disabled with the reason. dashboard_harness.py checks every request the page made
 /// against the OpenAPI document, and that nothing was logged to the console.
 @Suite struct DashboardViewsBrowserTests {

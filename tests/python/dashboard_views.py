@@ -14,6 +14,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dashboard_harness import main  # noqa: E402
 from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import Select  # noqa: E402
 
@@ -145,10 +146,17 @@ def scenario_inbox_lists_filters_and_goes_live(browser, options):
     assert status == 200, status
     status, answer = push(options, DEVICE, topic='com.example.not-installed')
     assert status == 400 and answer['reason'] == 'DeviceTokenNotForTopic', (status, answer)
+    status, answer = call(options, 'POST', f'/3/device/{DEVICE}', b'{"aps":{"alert":"x"}}', {
+        'authorization': 'bearer not-a-jwt', 'apns-topic': options.topic, 'content-type': 'application/json'})
+    assert status == 403 and answer == {'reason': 'InvalidProviderToken'}, (status, answer)
     open_view(browser, options, '#/inbox')
     wait_text(browser, '.inbox-row.notification', 'Inbox accepted')
     rejected = wait_text(browser, '.inbox-row.rejected', 'DeviceTokenNotForTopic')
     assert 'Rejected 400' in rejected.text, rejected.text
+    # A refused token: the reason APNs answers, and beside it why (the sandbox's cause).
+    refused = wait_text(browser, '.inbox-row.rejected', 'InvalidProviderToken')
+    cause = refused.find_element(By.CSS_SELECTOR, '.inbox-cause')
+    assert cause.text == 'not three base64url parts (header.claims.signature)', cause.text
     # The accepted row links to its detail.
     href = browser.wait(lambda d: browser.driver.execute_script(
         "const row = [...document.querySelectorAll('.inbox-row.notification')].find((r) => r.textContent.includes('Inbox accepted'));"

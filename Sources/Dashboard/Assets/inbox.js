@@ -170,7 +170,9 @@ export default {
         return h('tr', { class: 'inbox-row rejected', dataset: { kind: 'rejected', apnsId: record.apnsId || '' } }, when,
           h('td', { 'data-label': 'Result' }, h('span', { class: 'badge error' }, `Rejected ${record.status}`)),
           device, topic, type,
-          h('td', { 'data-label': 'Reason', class: 'inbox-reason' }, record.reason || '—'),
+          h('td', { 'data-label': 'Reason' }, h('span', { class: 'inbox-reason' }, record.reason || '—'),
+            // Why a token or certificate was refused: the sandbox knows, APNs' answer does not say.
+            record.cause ? h('span', { class: 'inbox-cause muted' }, record.cause) : null),
           h('td', {}, ''));
       }
       const detail = `#/notifications/${encodeURIComponent(record.apnsId)}?device=${encodeURIComponent(record.deviceToken)}`;

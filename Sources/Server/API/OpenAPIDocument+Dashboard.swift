@@ -1,5 +1,5 @@
-// APNs Sandbox — the OpenAPI description of the dashboard's helpers: `/api/v1/provider-tokens` (ProviderTokenRoutes)
-// and `/api/v1/pushes/validate` (PushValidationRoutes).
+// APNs Sandbox — the OpenAPI description of the dashboard's helpers: `/api/v1/provider-tokens` (ProviderTokenRoutes),
+// `/api/v1/provider-tokens/validate` (ProviderTokenValidationRoutes) and `/api/v1/pushes/validate` (PushValidationRoutes).
 
 extension OpenAPIDocument {
     static let dashboard: String = #"""
@@ -27,6 +27,18 @@ extension OpenAPIDocument {
             }
           }
         },
+        "/api/v1/provider-tokens/validate": {
+          "post": {
+            "operationId": "validateProviderToken",
+            "description": "Explains a provider token without sending a push, as Apple's token validator does: the JOSE header and claims as decoded, the key its kid names (known? its team, scope and environment), its age against apns.tokenMaxAgeSeconds, whether the ES256 signature verifies, and what APNs would answer with the cause. The provider endpoint's own checks, in its order, on the sandbox clock: the JWT's form (InvalidProviderToken), kid and iss (InvalidProviderToken), the signature (InvalidProviderToken), the age (ExpiredProviderToken; ahead by more than apns.tokenClockSkewSeconds: InvalidProviderToken), an environment-specific key (apns.environmentKeyReason), and with a topic the app's team and the key's scope (TopicDisallowed). What belongs to a connection (its team, its first key, the token-update interval) is not checked. A refused token is still a 200 answer, with valid false.",
+            "requestBody": { "required": true, "content": { "application/json": { "schema": { "$ref": "#/components/schemas/ValidateProviderToken" } } } },
+            "responses": {
+              "200": { "description": "The explanation", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/ProviderTokenExplanation" } } } },
+              "400": { "$ref": "#/components/responses/Problem" },
+              "422": { "description": "environment is not development or production: code invalid_environment", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Problem" } } } }
+            }
+          }
+        },
         "/api/v1/pushes/validate": {
           "post": {
             "operationId": "validatePush",
@@ -51,6 +63,43 @@ extension OpenAPIDocument {
               "headers": { "type": "object", "additionalProperties": { "type": "string" }, "description": "apns-topic, apns-push-type, apns-priority, ... as they would be sent" },
               "payload": { "type": "string", "description": "the raw payload text exactly as it would be sent" },
               "environment": { "type": "string", "enum": ["development", "production"], "description": "default: apns.defaultEnvironment" }
+            }
+          },
+          "ValidateProviderToken": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["token"],
+            "properties": {
+              "token": { "type": "string", "description": "the JWT, or a whole authorization value (bearer <JWT>)" },
+              "topic": { "type": "string", "description": "an apns-topic: also check the app's team and the key's scope" },
+              "environment": { "type": "string", "enum": ["development", "production"], "description": "default: apns.defaultEnvironment" }
+            }
+          },
+          "ProviderTokenExplanation": {
+            "type": "object",
+            "required": ["valid", "status", "reason", "cause", "header", "claims", "key", "issuedAt", "ageSeconds", "maxAgeSeconds", "allowedSkewSeconds", "signatureValid", "environment", "topic"],
+            "properties": {
+              "valid": { "type": "boolean", "description": "APNs would accept the token (for this environment and topic)" },
+              "status": { "type": "integer", "description": "what APNs would answer: 200, 403 or 400 (TopicDisallowed)" },
+              "reason": { "type": ["string", "null"], "description": "APNs' reason, null when valid" },
+              "cause": { "type": ["string", "null"], "description": "why, in a sentence (APNs does not say), null when valid" },
+              "header": { "description": "the JOSE header as decoded, null when it is not base64url of JSON" },
+              "claims": { "description": "the claims as decoded, null when they are not base64url of JSON" },
+              "key": { "oneOf": [ { "type": "null" }, { "type": "object", "required": ["keyId", "found"], "properties": {
+                "keyId": { "type": "string", "description": "the kid" },
+                "found": { "type": "boolean", "description": "a configured key (teams[].keys[])" },
+                "teamId": { "type": "string" },
+                "scope": { "type": "string", "enum": ["team", "topics"] },
+                "topics": { "type": "array", "items": { "type": "string" } },
+                "environment": { "type": "string", "enum": ["development", "production", "both"] } } } ],
+                "description": "the key the kid names; null when no kid could be read" },
+              "issuedAt": { "type": ["integer", "null"], "description": "iat in seconds, null when the token does not parse" },
+              "ageSeconds": { "type": ["integer", "null"], "description": "sandbox time minus iat (negative: issued in the future)" },
+              "maxAgeSeconds": { "type": "integer", "description": "apns.tokenMaxAgeSeconds" },
+              "allowedSkewSeconds": { "type": "integer", "description": "apns.tokenClockSkewSeconds" },
+              "signatureValid": { "type": ["boolean", "null"], "description": "whether the signature verifies with the key; null when not checked (no token or unknown key)" },
+              "environment": { "type": "string", "enum": ["development", "production"] },
+              "topic": { "type": ["string", "null"] }
             }
           },
           "PushVerdict": {

@@ -566,6 +566,7 @@ enum OpenAPIDocument {
               "priority": { "type": "integer" }, "environment": { "type": "string", "enum": ["development", "production"] },
               "status": { "type": "integer", "description": "The HTTP status the provider endpoint answered; 0 when a fault rule dropped the push without an answer (see fault)" },
               "reason": { "type": "string", "description": "The APNs reason of a rejected push" },
+              "cause": { "type": "string", "description": "Why a provider token or client certificate was refused, in a sentence (e.g. iat is a string that is not a plain integer, signature does not verify with key ABC123DEFG, issued 3 h ago (max 60 min)); APNs' answer says only the reason. Absent when accepted or for other refusals" },
               "authentication": { "type": "string", "description": "token:TEAM/KEY, certificate:BUNDLE or none" },
               "connectionId": { "type": "integer" }, "receivedAt": { "type": "integer" }, "payloadBytes": { "type": "integer" }
             }

@@ -3,6 +3,7 @@ import APNsProtocol
 import Crypto
 import HTTP
 import Sandbox
+import Transport
 
 /// The outcome of authenticating one push: who sent it and for which topic.
 struct AuthenticatedPush: Sendable {
@@ -63,26 +64,36 @@ struct ProviderAuthenticator: Sendable {
     private func certificateInfo(connection: ConnectionInfo, nowSeconds: Int64) -> Result<ClientCertificateInfo, APNsError>? {
         let state = ProviderConnection.of(connection.session, metrics: metrics).withState { state in
             if case .notChecked = state.certificate {
-                if let peer = connection.peerCertificate {
-                    if peer.isTrusted, let info = try? ClientCertificateInfo.parse(der: peer.der) {
-                        state.certificate = .valid(info)
-                    } else {
-                        state.certificate = .invalid
-                    }
-                } else {
-                    state.certificate = .none
-                }
+                state.certificate = Self.certificateState(connection.peerCertificate)
             }
             return state.certificate
         }
         switch state {
         case .notChecked, .none:
             return nil
-        case .invalid:
-            return .failure(APNsError(.badCertificate))
+        case .invalid(let cause):
+            return .failure(APNsError(.badCertificate, cause: cause))
         case .valid(let info):
-            guard info.notBefore <= nowSeconds, nowSeconds <= info.notAfter else { return .failure(APNsError(.badCertificate)) }
+            if nowSeconds < info.notBefore {
+                return .failure(APNsError(.badCertificate, cause: "client certificate not valid before \(Self.time(info.notBefore))"))
+            }
+            if nowSeconds > info.notAfter {
+                return .failure(APNsError(.badCertificate, cause: "client certificate expired at \(Self.time(info.notAfter))"))
+            }
             return .success(info)
+        }
+    }
+
+    /// What a presented certificate is worth: trusted and readable, or why not.
+    private static func certificateState(_ peer: PeerCertificate?) -> ProviderConnectionState.CertificateState {
+        guard let peer else { return .none }
+        guard peer.isTrusted else {
+            return .invalid(peer.verificationFailure ?? "client certificate not issued by the sandbox CA")
+        }
+        do {
+            return .valid(try ClientCertificateInfo.parse(der: peer.der))
+        } catch {
+            return .invalid("client certificate is not an APNs certificate: \(error)")
         }
     }
 
@@ -91,22 +102,35 @@ struct ProviderAuthenticator: Sendable {
     ) -> Result<AuthenticatedPush, APNsError> {
         switch environment {
         case .development where !info.isDevelopment, .production where !info.isProduction:
-            return .failure(APNsError(.badCertificateEnvironment))
+            let other: APNsEnvironment = environment == .development ? .production : .development
+            return .failure(APNsError(.badCertificateEnvironment,
+                cause: "client certificate is for \(other.rawValue) only; the push is for \(environment.rawValue)"))
         default:
             break
         }
-        guard let certificateBundle = info.bundleID ?? info.topics.first else { return .failure(APNsError(.badCertificate)) }
+        guard let certificateBundle = info.bundleID ?? info.topics.first else {
+            return .failure(APNsError(.badCertificate, cause: "client certificate names no bundle ID (no UID, no topics)"))
+        }
         let allowedTopics = info.topics.isEmpty ? [certificateBundle] : info.topics
         let topic: String
         if let requested = headers.topic {
-            guard allowedTopics.contains(requested) else { return .failure(APNsError(.topicDisallowed)) }
+            guard allowedTopics.contains(requested) else {
+                return .failure(APNsError(.topicDisallowed,
+                    cause: "topic \(requested) is not one of the client certificate's (\(allowedTopics.joined(separator: ", ")))"))
+            }
             topic = requested
         } else {
             // One topic: APNs uses the certificate's subject. Several: the header is required.
-            guard allowedTopics.count == 1 else { return .failure(APNsError(.missingTopic)) }
+            guard allowedTopics.count == 1 else {
+                return .failure(APNsError(.missingTopic,
+                    cause: "the client certificate has \(allowedTopics.count) topics; apns-topic must name one"))
+            }
             topic = allowedTopics[0]
         }
-        if headers.pushType?.requiresTokenAuth == true { return .failure(APNsError(.topicDisallowed)) }
+        if let pushType = headers.pushType, pushType.requiresTokenAuth {
+            return .failure(APNsError(.topicDisallowed,
+                cause: "push type \(pushType.rawValue) needs token authentication, not a certificate"))
+        }
         let bundleID: String
         switch PushRequestValidator.bundleID(topic: topic, pushType: headers.pushType, priority: headers.priority) {
         case .success(let bundle): bundleID = bundle
@@ -114,7 +138,7 @@ struct ProviderAuthenticator: Sendable {
         }
         let teamID = info.teamID ?? registry.app(bundleID: bundleID)?.teamID
         if registry.app(bundleID: bundleID) == nil {
-            guard settings.autoRegisterApps else { return .failure(APNsError(.topicDisallowed)) }
+            guard settings.autoRegisterApps else { return .failure(Self.unknownApp(bundleID)) }
             registry.upsert(App(bundleID: bundleID, teamID: teamID ?? "CERTIFICATE"))
         }
         return .success(AuthenticatedPush(
@@ -140,25 +164,32 @@ struct ProviderAuthenticator: Sendable {
             case .failure(let error): return .failure(error)
             }
         }
-        guard let key = keys[token.keyID] else { return .failure(APNsError(.invalidProviderToken)) }
-        if token.issuedAt < nowSeconds - settings.tokenMaxAgeSeconds.amount { return .failure(APNsError(.expiredProviderToken)) }
-        if token.issuedAt > nowSeconds + settings.tokenClockSkewSeconds.amount { return .failure(APNsError(.invalidProviderToken)) }
-        if let keyEnvironment = key.environment, keyEnvironment != environment {
-            return .failure(APNsError(environmentKeyReason))
+        let key: ProviderKey
+        switch signingKey(keyID: token.keyID, teamID: token.teamID) {
+        case .success(let found): key = found
+        case .failure(let error): return .failure(error)
+        }
+        if case .failure(let error) = checkIssue(issuedAt: token.issuedAt, key: key, environment: environment, nowSeconds: nowSeconds) {
+            return .failure(error)
         }
         // Connection binding and token updates.
         let intervalNanoseconds = settings.tokenUpdateMinimumIntervalSeconds.nanoseconds
         let binding: Result<Bool, APNsError> = providerConnection.withState { state in
-            if let team = state.boundTeamID, team != key.teamID { return .failure(APNsError(.forbidden)) }
+            if let team = state.boundTeamID, team != key.teamID {
+                return .failure(APNsError(.forbidden,
+                    cause: "the connection belongs to team \(team) (its first push); key \(key.keyID) is team \(key.teamID)'s"))
+            }
             let isTeamScoped = key.scope == .team
             if let first = state.firstKey, first.keyID != key.keyID {
                 if first.isTeamScoped != isTeamScoped || first.environment != key.environment {
-                    return .failure(APNsError(.unrelatedKeyIdInToken))
+                    return .failure(APNsError(.unrelatedKeyIdInToken, cause: Self.unrelatedKeys(first, key)))
                 }
             }
             if let previous = state.currentToken, previous.raw != token.raw {
-                if monotonicNow &- previous.since < intervalNanoseconds {
-                    return .failure(APNsError(.tooManyProviderTokenUpdates))
+                let elapsed = monotonicNow &- previous.since
+                if elapsed < intervalNanoseconds {
+                    return .failure(APNsError(.tooManyProviderTokenUpdates,
+                        cause: "the token changed \(elapsed / 1_000_000) ms after the previous change (min \(intervalNanoseconds / 1_000_000) ms)"))
                 }
                 var updated = token
                 updated.since = monotonicNow
@@ -185,13 +216,9 @@ struct ProviderAuthenticator: Sendable {
         case .success(let checked): (topic, bundleID) = checked
         case .failure(let error): return .failure(error)
         }
-        if let app = registry.app(bundleID: bundleID) {
-            guard app.teamID == key.teamID else { return .failure(APNsError(.topicDisallowed)) }
-        } else {
-            guard settings.autoRegisterApps else { return .failure(APNsError(.topicDisallowed)) }
-            registry.upsert(App(bundleID: bundleID, teamID: key.teamID))
+        if case .failure(let error) = checkTopic(topic, bundleID: bundleID, key: key, registering: true) {
+            return .failure(error)
         }
-        guard key.allows(topic: topic, bundleID: bundleID) else { return .failure(APNsError(.topicDisallowed)) }
         // Bind the team at the first push that passed every check above.
         providerConnection.withState { state in
             if state.boundTeamID == nil { state.boundTeamID = key.teamID }
@@ -208,15 +235,12 @@ struct ProviderAuthenticator: Sendable {
         case .success(let token): parsed = token
         case .failure(let error): return .failure(error)
         }
-        guard let key = keys[parsed.keyID], key.teamID == parsed.teamID else {
-            return .failure(APNsError(.invalidProviderToken))
+        let key: ProviderKey
+        switch signingKey(keyID: parsed.keyID, teamID: parsed.teamID) {
+        case .success(let found): key = found
+        case .failure(let error): return .failure(error)
         }
-        if !verifiedTokens.contains(parsed.raw) {
-            guard key.publicKey.verify(signature: parsed.signature, message: parsed.signingInput) else {
-                return .failure(APNsError(.invalidProviderToken))
-            }
-            verifiedTokens.insert(parsed.raw)
-        }
+        if case .failure(let error) = checkSignature(parsed, key: key) { return .failure(error) }
         return .success(ProviderConnectionState.CurrentToken(
             raw: parsed.raw, keyID: parsed.keyID, teamID: parsed.teamID, issuedAt: parsed.issuedAt, since: monotonicNow))
     }

@@ -43,7 +43,8 @@ struct ProviderConnectionState: Sendable {
         case notChecked
         case none
         case valid(ClientCertificateInfo)
-        case invalid
+        /// Untrusted or unreadable; the cause of the `BadCertificate` every push on the connection gets.
+        case invalid(String)
     }
 
     var boundTeamID: String?

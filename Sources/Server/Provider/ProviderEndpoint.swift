@@ -107,10 +107,10 @@ final class ProviderEndpoint: Sendable {
 
     /// ``respond(to:)`` once the registry can answer for the push's device.
     private func respondKnowing(_ request: HTTPRequest) -> HandlerResult {
-        let (response, accepted, latency, tally) = evaluate(request)
+        let (response, accepted, latency, tally, cause) = evaluate(request)
         guard let accepted, let receiver else {
             count(tally, request)
-            if logger.level <= .debug { logPush(request, response) }
+            if logger.level <= .debug { logPush(request, response, cause: cause) }
             guard latency > 0 else { return .response(response) }
             return .deferred { [self] respond in answer(response, after: latency, waiting(respond)) }
         }
@@ -135,15 +135,16 @@ final class ProviderEndpoint: Sendable {
         }
     }
 
-    /// One debug line per push: who sent what where, and APNs' answer (the device token shortened).
-    private func logPush(_ request: HTTPRequest, _ response: HTTPResponse) {
+    /// One debug line per push: who sent what where, and APNs' answer (the device token shortened), with the
+    /// cause of a refusal when there is one (``APNsError/cause``: why the token or certificate was refused).
+    private func logPush(_ request: HTTPRequest, _ response: HTTPResponse, cause: String? = nil) {
         let reason = response.status == 200 ? "" : (try? JSON.parse(response.body))?.members?.first { $0.0 == "reason" }?.1.string ?? ""
         let token = request.path.split(separator: "/").last.map { String($0.prefix(8)) } ?? ""
         logger.debug("push", [
             ("apns.id", response.headers["apns-id"] ?? ""), ("device.token_prefix", token),
             ("apns.topic", request.headers["apns-topic"] ?? ""), ("apns.push_type", request.headers["apns-push-type"] ?? ""),
             ("http.status", "\(response.status)"), ("apns.reason", reason), ("conn.id", "\(request.connection.id)"),
-        ])
+        ] + (cause.map { [("apns.cause", $0)] } ?? []))
     }
 
     /// Answers a push whose body is over the transport limit: `PayloadTooLarge` (with the usual
@@ -169,10 +170,11 @@ final class ProviderEndpoint: Sendable {
     }
 
     /// The response for a push, plus the notification to deliver when it is accepted, a fault's latency (ms),
-    /// and what the metrics count of the answer (nil when a connection fault drops the push).
-    func evaluate(
-        _ request: HTTPRequest, bodyTooLarge: Bool = false, headersTooLarge: Bool = false
-    ) -> (response: HTTPResponse, accepted: NotificationRecord?, latency: Int64, tally: PushTally?) {
+    /// what the metrics count of the answer (nil when a connection fault drops the push) and the cause of a
+    /// refusal (``APNsError/cause``).
+    typealias Evaluation = (response: HTTPResponse, accepted: NotificationRecord?, latency: Int64, tally: PushTally?, cause: String?)
+
+    func evaluate(_ request: HTTPRequest, bodyTooLarge: Bool = false, headersTooLarge: Bool = false) -> Evaluation {
         let nowMilliseconds = clock.nowMilliseconds
         let environment = environment(of: request)
         let headerList = request.headers.fields.map { (name: $0.name, value: $0.value) }
@@ -182,7 +184,7 @@ final class ProviderEndpoint: Sendable {
         record.loopIndex = request.connection.loopIndex
 
         var fault: FaultEffect?
-        func reject(_ error: APNsError) -> (response: HTTPResponse, accepted: NotificationRecord?, latency: Int64, tally: PushTally?) {
+        func reject(_ error: APNsError) -> Evaluation {
             if record.apnsID.isEmpty {
                 record.apnsID = PushRequestValidator.echoedAPNsID(in: headerList)
                     ?? UUIDGenerator.makeTimeOrdered(unixMilliseconds: nowMilliseconds)
@@ -199,7 +201,7 @@ final class ProviderEndpoint: Sendable {
             var response = HTTPResponse(status: error.status, headers: headers, body: error.jsonBody)
             response.connectionFault = fault?.connectionFault
             return (response, nil, fault?.latencyMilliseconds ?? 0,
-                    PushTally(reason: error.reason, pushType: record.pushType, environment: environment))
+                    PushTally(reason: error.reason, pushType: record.pushType, environment: environment), error.cause)
         }
 
         let token: DeviceToken
@@ -252,7 +254,7 @@ final class ProviderEndpoint: Sendable {
                 sink.record(record)
                 var response = HTTPResponse(status: 500)
                 response.connectionFault = fault.connectionFault
-                return (response, nil, fault.latencyMilliseconds, nil)
+                return (response, nil, fault.latencyMilliseconds, nil, nil)
             default:
                 break
             }
@@ -281,7 +283,7 @@ final class ProviderEndpoint: Sendable {
         var response = HTTPResponse(status: 200, headers: responseHeaders)
         response.connectionFault = fault?.connectionFault
         return (response, notification, fault?.latencyMilliseconds ?? 0,
-                PushTally(reason: nil, pushType: record.pushType, environment: environment))
+                PushTally(reason: nil, pushType: record.pushType, environment: environment), nil)
     }
 
     /// What the store keeps of an `authorization` header: provider tokens are credentials (valid for an

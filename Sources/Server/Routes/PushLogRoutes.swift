@@ -16,6 +16,8 @@ enum PushLogRoutes {
         var environment: String
         var status: Int
         var reason: String?
+        /// Why a token or certificate was refused (``APNsError/cause``); APNs' answer says only `reason`.
+        var cause: String?
         var authentication: String
         var connectionId: UInt64
         var receivedAt: Int64
@@ -48,7 +50,7 @@ enum PushLogRoutes {
                 bundleId: record.bundleID, pushType: record.pushType?.rawValue, priority: record.priority,
                 environment: record.environment.rawValue,
                 status: PushLogFilter.status(of: record),
-                reason: record.rejection?.reason.rawValue, authentication: describe(record.authentication),
+                reason: record.rejection?.reason.rawValue, cause: record.rejection?.cause, authentication: describe(record.authentication),
                 connectionId: record.connectionID, receivedAt: record.receivedAt, payloadBytes: record.payloadBytes,
                 fault: record.fault.map(AppliedFaultDTO.init))
         }

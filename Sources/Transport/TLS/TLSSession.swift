@@ -120,8 +120,25 @@ final class TLSSession {
         let length = CLibShims_SSL_peer_certificate_der(ssl, &der)
         guard length > 0, let der else { return }
         defer { CRYPTO_free(der, #fileID, #line) }
-        let verified = SSL_get_verify_result(ssl) == X509_V_OK
-        peerCertificate = PeerCertificate(der: Array(UnsafeBufferPointer(start: der, count: Int(length))), isTrusted: verified)
+        let result = SSL_get_verify_result(ssl)
+        let verified = result == X509_V_OK
+        peerCertificate = PeerCertificate(
+            der: Array(UnsafeBufferPointer(start: der, count: Int(length))), isTrusted: verified,
+            verificationFailure: verified ? nil : Self.verificationFailure(result))
+    }
+
+    /// OpenSSL's verification result in words (the client CAs are the sandbox CA's file).
+    private static func verificationFailure(_ result: Int) -> String {
+        switch Int32(truncatingIfNeeded: result) {
+        case X509_V_ERR_CERT_HAS_EXPIRED: "client certificate expired"
+        case X509_V_ERR_CERT_NOT_YET_VALID: "client certificate not yet valid"
+        case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT, X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN,
+            X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY,
+            X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE, X509_V_ERR_CERT_SIGNATURE_FAILURE:
+            "client certificate not issued by the sandbox CA"
+        default:
+            "client certificate does not verify: \(String(cString: X509_verify_cert_error_string(result)))"
+        }
     }
 
     private func readALPN() {
