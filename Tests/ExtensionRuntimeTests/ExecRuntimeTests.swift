@@ -54,25 +54,44 @@ import Testing
         #expect(request["content"]?["userInfo"]?["aps"]?["mutable-content"] == .number(1))
     }
 
-    /// Content only after `timeWillExpire` (within the grace) is a best attempt.
+    /// Content only after `timeWillExpire` (within the grace) is a best attempt. The budget and the grace are
+    /// sandbox time (a manual clock here): nothing happens until the clock reaches the budget, however long the
+    /// process takes to start, and the grace does not run out while the process answers (in real time) — a real
+    /// clock's 400 ms budget and its 1.4 s bound raced a loaded machine.
     @Test func contentAfterTimeWillExpireIsBestAttempt() throws {
-        let harness = try RuntimeHarness()
+        let clock = ManualClock()
+        let harness = try RuntimeHarness(clock: clock)
+        let start = clock.nowMilliseconds
         let run = harness.run(TestPush(Fixtures.python("expire", budgetMs: 400, graceMs: 1000)))
+        #expect(waitUntil { clock.pendingTaskCount == 1 })  // the budget
+        clock.advance(byMilliseconds: 399)
+        #expect(run.result == nil)
+        clock.advance(byMilliseconds: 1)
         let result = try run.wait()
         #expect(result.outcome == .bestAttempt)
         #expect(result.content.title == "[late] Secret")
-        #expect(run.elapsedMilliseconds >= 400 && run.elapsedMilliseconds < 1400)
+        #expect(result.entries(.timeWillExpire).first?.at == start + 400)
         #expect(result.has(.killed, containing: "still running"))
         #expect(waitUntil { harness.runtime.processCount == 0 })
     }
 
-    /// No content at all: the original at budget + grace, and the process group is killed.
+    /// No content at all: the original at budget + grace, and the process group is killed. Sandbox time (a manual
+    /// clock): exactly at 300 + 200 ms of it, where a real clock's bound (under 900 ms) raced a loaded machine.
     @Test func silenceTimesOutAtBudgetPlusGraceAndKills() throws {
-        let harness = try RuntimeHarness()
+        let clock = ManualClock()
+        let harness = try RuntimeHarness(clock: clock)
+        let start = clock.nowMilliseconds
         let run = harness.run(TestPush(Fixtures.python("never", budgetMs: 300, graceMs: 200)))
+        // The budget, and the process running (to be killed; before its spawn there is nothing to kill).
+        #expect(waitUntil(seconds: 30) { clock.pendingTaskCount == 1 && harness.runtime.processCount == 1 })
+        clock.advance(byMilliseconds: 300)
+        #expect(waitUntil { clock.pendingTaskCount == 1 })  // the grace timer
+        clock.advance(byMilliseconds: 199)
+        #expect(run.result == nil)
+        clock.advance(byMilliseconds: 1)
         let result = try run.wait()
         #expect(result.outcome == .originalTimeout)
-        #expect(run.elapsedMilliseconds >= 500 && run.elapsedMilliseconds < 900, "\(run.elapsedMilliseconds) ms")
+        #expect(result.entries(.timeWillExpire).first?.at == start + 300)
         #expect(result.has(.timeWillExpire))
         #expect(result.has(.killed, containing: "original-timeout"))
         #expect(waitUntil { harness.runtime.processCount == 0 })

@@ -96,18 +96,28 @@ private func makeServer() throws -> LocalHTTPServer {
         #expect(result.outcome == .processed)
         #expect(result.content.attachments.isEmpty)
         #expect(result.has(.stepFailed, containing: "timed out after 200 ms"))
-        #expect(run.elapsedMilliseconds < 1000)
+        // Real time (the download's own timeout): before the server's answer at 1.5 s, not within 1 s, which a
+        // loaded machine running the suite need not give.
+        #expect(run.elapsedMilliseconds < 1500)
     }
 
-    /// A download slower than the budget: timeWillExpire hands over the best attempt, without media.
+    /// A download slower than the budget: timeWillExpire hands over the best attempt, without media. The budget
+    /// is sandbox time (a manual clock): it ends when the clock is moved, once the request is at the server (which
+    /// answers 1.5 s later), where a real 300 ms budget and a 1 s bound raced a loaded machine.
     @Test func downloadSlowerThanTheBudgetIsBestAttemptWithoutMedia() throws {
         let server = try makeServer()
-        let harness = try RuntimeHarness()
+        let clock = ManualClock()
+        let harness = try RuntimeHarness(clock: clock)
+        let start = clock.nowMilliseconds
         let run = harness.run(Self.push(server.url("/slow.png"), timeoutMs: 10_000, budgetMs: 300))
+        #expect(waitUntil(seconds: 30) { server.received.count == 1 })
+        clock.advance(byMilliseconds: 299)
+        #expect(run.result == nil)
+        clock.advance(byMilliseconds: 1)
         let result = try run.wait()
         #expect(result.outcome == .bestAttempt)
         #expect(result.content.title == "Pic" && result.content.attachments.isEmpty)
-        #expect(run.elapsedMilliseconds >= 300 && run.elapsedMilliseconds < 1000)
+        #expect(result.entries(.timeWillExpire).first?.at == start + 300)
     }
 }
 
@@ -136,15 +146,30 @@ private func makeServer() throws -> LocalHTTPServer {
     }
 
     /// An answer within the grace is a best attempt; none by budget + grace is a timeout; HTTP errors are errors.
+    /// Budget and grace are sandbox time (a manual clock), moved once the request is at the server, which answers
+    /// 3 s later (real time; the request's own timeout is budget + grace + 1 s of real time, so the grace is 5 s):
+    /// a real clock raced a 450 ms answer against a 300 ms budget and 500 ms of grace, and bounded a timeout at 900 ms.
     @Test func timingAndErrors() throws {
         let server = try makeServer()
-        let harness = try RuntimeHarness()
-        let late = harness.run(Self.push(server.url("/hook-late"), budgetMs: 300, graceMs: 500))
-        #expect(try late.wait().outcome == .bestAttempt)
-        let slow = harness.run(Self.push(server.url("/hook-slow"), budgetMs: 300, graceMs: 200))
+        let clock = ManualClock()
+        let harness = try RuntimeHarness(clock: clock)
+        let late = harness.run(Self.push(server.url("/hook-slow"), budgetMs: 300, graceMs: 5000))
+        #expect(waitUntil(seconds: 30) { server.received.count == 1 })
+        clock.advance(byMilliseconds: 300)
+        let lateResult = try late.wait()
+        #expect(lateResult.outcome == .bestAttempt, "\(lateResult.timeline)")
+        #expect(lateResult.content.title == "Too late")
+        let start = clock.nowMilliseconds
+        let slow = harness.run(Self.push(server.url("/hook-slow"), budgetMs: 300, graceMs: 5000))
+        #expect(waitUntil(seconds: 30) { server.received.count == 2 })
+        clock.advance(byMilliseconds: 300)
+        #expect(waitUntil { clock.pendingTaskCount == 1 })  // the grace timer
+        clock.advance(byMilliseconds: 4999)
+        #expect(slow.result == nil)
+        clock.advance(byMilliseconds: 1)
         let timedOut = try slow.wait()
-        #expect(timedOut.outcome == .originalTimeout)
-        #expect(slow.elapsedMilliseconds >= 500 && slow.elapsedMilliseconds < 900, "\(slow.elapsedMilliseconds)")
+        #expect(timedOut.outcome == .originalTimeout, "\(timedOut.timeline)")
+        #expect(timedOut.entries(.timeWillExpire).first?.at == start + 300)
         let error = try harness.result(Self.push(server.url("/hook-error")))
         #expect(error.outcome == .originalError)
         #expect(error.has(.error, containing: "HTTP 500"))

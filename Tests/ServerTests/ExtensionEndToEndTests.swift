@@ -1,6 +1,7 @@
 // APNs Sandbox — service extensions through the whole server: push → instance → what the user sees.
 import Crypto
 import Foundation
+import Server
 import TestProcessSupport
 import Testing
 
@@ -38,20 +39,36 @@ struct ExtensionEndToEndTests {
         return try #require(try JSONSerialization.jsonObject(with: output.stdout) as? [String: Any], "\(output)")
     }
 
-    /// Starts the media server over `directory`; returns it and its port.
+    /// Starts the media server over `directory`; returns it and its port (its first line). Python can take
+    /// seconds to start while the whole suite runs: a generous deadline, and an early end if it exits.
     private func mediaServer(directory: String, delay: Double) async throws -> (ChildProcess, Int) {
         let child = try ChildProcess("python3", arguments: [
             TestPaths.packageRoot + "/tests/python/media_server.py", "--dir", directory, "--delay", "\(delay)",
         ])
-        for _ in 0..<100 {
-            if let port = Int(child.currentStdout.trimmingCharacters(in: .whitespacesAndNewlines)) { return (child, port) }
-            try await Task.sleep(nanoseconds: 50_000_000)
+        let deadline = monotonicSeconds() + TestTime.seconds(30)
+        while monotonicSeconds() < deadline, child.wait(timeout: 0) == nil {
+            if let line = child.currentStdout.split(separator: "\n").first, let port = Int(line) { return (child, port) }
+            try await Task.sleep(nanoseconds: 20_000_000)
         }
+        child.send(signal: SIGKILL)
         throw ProcessError("media server did not start: \(child.currentStderr)")
+    }
+
+    /// Waits until the media server has received a request for `path` (it prints `GET <path>` on arrival).
+    private func waitForRequest(_ media: ChildProcess, path: String) async throws {
+        let deadline = monotonicSeconds() + TestTime.seconds(30)
+        while !media.currentStdout.split(separator: "\n").contains(Substring("GET \(path)")) {
+            guard monotonicSeconds() < deadline else { throw ProcessError("no request for \(path): \(media.currentStdout)") }
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
     }
 
     /// The Swift example extension (exec): an encrypted push with a media URL is shown decrypted with the
     /// image attached; with the image slower than the budget, the decrypted best attempt without media.
+    /// The budget is sandbox time: the clock stands still, so the first push has all the (real) time a loaded
+    /// machine needs to start the process and download (a 3 s real budget once ran out: best-attempt), and the
+    /// second one's budget ends when the clock is advanced past it, once the download has begun (the example
+    /// decrypts before it downloads).
     @Test func swiftExampleDecryptsAndAttaches() async throws {
         let example = try Self.exampleExtension()
         let media = try makeTemporaryDirectory("media")
@@ -63,7 +80,10 @@ struct ExtensionEndToEndTests {
             fast.send(signal: SIGKILL)
             slow.send(signal: SIGKILL)
         }
-        try await withServer(configure: { $0.extensions.allowedExecutables = [example] }) { server in
+        try await withServer(configure: {
+            $0.extensions.allowedExecutables = [example]
+            $0.clock = ClockSettings(virtual: true, frozen: true)
+        }) { server in
             let configured = try await post(
                 "\(server.httpBase)/api/v1/apps/\(testTopic)",
                 #"{"serviceExtension":{"kind":"exec","path":"\#(example)","budgetMs":3000,"graceMs":1000}}"#,
@@ -98,7 +118,11 @@ struct ExtensionEndToEndTests {
                 .compactMap { ($0["content"] as? [String: Any])?["attachments"] as? [[String: Any]] }.flatMap { $0 } ?? []
             #expect(shownInCenter.map { $0["href"] as? String } == [href], "\(shownInCenter)")
 
-            let best = try await record(server, try await push(server, device: device, payload: payload(slowPort)))
+            let slowID = try await push(server, device: device, payload: payload(slowPort))
+            try await waitForRequest(slow, path: "/pic.png")
+            let advanced = try await apiRequest("POST", "\(server.httpBase)/api/v1/clock/advance", #"{"milliseconds":3000}"#)
+            #expect(advanced.status == 200, "\(advanced)")
+            let best = try await record(server, slowID)
             #expect(best["outcome"] as? String == "best-attempt", "\(best)")
             let bestShown = try #require(best["displayed"] as? [String: Any])
             #expect(bestShown["title"] as? String == "Secret title")

@@ -77,7 +77,15 @@ struct GracefulShutdownTests {
             "-H", "authorization: bearer \(providerToken)",
             "http://127.0.0.1:\(port)/3/device/\(deviceToken)",
         ])
-        try await Task.sleep(nanoseconds: 500_000_000)
+        // SIGTERM once the server has answered some of the load (counted, not a fixed 0.5 s: on a loaded machine
+        // h2load may not have connected by then, and then no request was answered before the shutdown).
+        let loadDeadline = monotonicSeconds() + TestTime.seconds(60)
+        var stored = 0
+        while stored < 200, monotonicSeconds() < loadDeadline, load.wait(timeout: 0) == nil {
+            try await Task.sleep(nanoseconds: 20_000_000)
+            stored = try await apiRequest("GET", "http://127.0.0.1:\(port)/api/v1/notifications?limit=1").json?["total"] as? Int ?? 0
+        }
+        #expect(stored >= 200, "the server answered \(stored) pushes of the load before the shutdown")
         let signalledAt = monotonicSeconds()
         server.send(signal: SIGTERM)
 

@@ -51,8 +51,8 @@ struct VirtualClockServerTests {
         return (response.status, response.header("apns-id") ?? "", response.bodyText)
     }
 
-    /// The record, once final (a real-time long-poll of up to `wait` seconds).
-    private func record(_ server: TestServer, _ apnsID: String, wait: Double = 5) async throws -> [String: Any] {
+    /// The record, once final (a real-time long-poll of up to `wait` seconds; 8 by default, within curl's 10).
+    private func record(_ server: TestServer, _ apnsID: String, wait: Double = 8) async throws -> [String: Any] {
         let answer = try await apiRequest("GET", "\(server.httpBase)/api/v1/notifications/\(apnsID)?wait=\(wait)")
         return try #require(answer.json, "no record \(apnsID)")
     }
@@ -65,8 +65,8 @@ struct VirtualClockServerTests {
         steps(record).first { $0["step"] as? String == step }.flatMap { ($0["at"] as? NSNumber)?.int64Value }
     }
 
-    /// Polls `condition` every 10 ms for up to `seconds`.
-    private func until(_ what: String, within seconds: Double = 5, _ condition: () async throws -> Bool) async throws {
+    /// Polls `condition` every 10 ms for up to `seconds` (real time: generous, it returns as soon as it holds).
+    private func until(_ what: String, within seconds: Double = TestTime.seconds(30), _ condition: () async throws -> Bool) async throws {
         let deadline = monotonicSeconds() + seconds
         while try await !condition() {
             guard monotonicSeconds() < deadline else { throw ProcessError("timed out waiting for \(what)") }
@@ -137,7 +137,7 @@ struct VirtualClockServerTests {
             let ended = try await record(server, pushed.apnsID)
             #expect(ended["outcome"] as? String == "original-timeout", "\(ended)")
             #expect(steps(ended).contains { $0["step"] as? String == "extension-killed" }, "\(steps(ended))")
-            try await until("the process to be gone", within: 2) { kill(pid, 0) == -1 && errno == ESRCH }
+            try await until("the process to be gone") { kill(pid, 0) == -1 && errno == ESRCH }
             #expect(server.server.extensions.processCount == 0)
             // The clock is frozen, so real time alone can never end the budget (the record was still running just
             // before the advance). Alone this test takes ~0.4 s; the bound only catches a wait for real time, loose
@@ -233,7 +233,7 @@ struct VirtualClockServerTests {
             let webhookID = try #require(created.json?["id"] as? String, "\(String(describing: created.json))")
             let started = monotonicSeconds()
             _ = try await pushAlert(server)
-            let first = try await receiver.waitFor(timeout: 5) { !$0.isEmpty }
+            let first = try await receiver.waitFor { !$0.isEmpty }
             #expect(first.map(\.answered) == [500], "\(first)")
             try await Task.sleep(nanoseconds: 300_000_000)  // the dispatcher's real-time tick (250 ms) passes
             #expect(receiver.requests.count == 1, "no retry while the clock stands still")
@@ -243,9 +243,11 @@ struct VirtualClockServerTests {
 
             let beforeRetry = monotonicSeconds()
             _ = try await clock(server, "advance", #"{"seconds":1}"#)
-            let both = try await receiver.waitFor(timeout: 5) { $0.count == 2 }
+            let both = try await receiver.waitFor { $0.count == 2 }
             #expect(both.map(\.answered) == [500, 200], "\(both)")
-            #expect(monotonicSeconds() - beforeRetry < 5, "promptly: \(monotonicSeconds() - beforeRetry) s")
+            // Promptly: on the advance, not a real minute after the first attempt; a loaded machine running the suite
+            // may take seconds (5 s was tight), so the bound only has to stay well below that minute.
+            #expect(monotonicSeconds() - beforeRetry < 20, "promptly: \(monotonicSeconds() - beforeRetry) s")
             #expect(both.allSatisfy { $0.valid }, "signed with a real-time webhook-timestamp the receiver accepts")
 
             var attempts: [[String: Any]] = []
@@ -296,7 +298,7 @@ struct VirtualClockServerTests {
             let secondRecord = try await record(server, second.apnsID)
             #expect(secondRecord["status"] as? String == "displayed")
 
-            let events = try await stream.waitFor(timeout: 5) { events in
+            let events = try await stream.waitFor { events in
                 events.contains { $0.event == "clock.changed" }
                     && events.filter { $0.event == "notification.displayed" }.count == 2
             }

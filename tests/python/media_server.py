@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A local HTTP server for media downloads in tests: serves files from --dir, optionally slowly.
 
-Prints the port it listens on (one line, flushed), then serves until killed. `--delay S` waits S seconds
-before answering each request (to outlast an extension's budget).
+Prints the port it listens on (one line, flushed), then `GET <path>` (flushed) as each request arrives, and
+serves until killed. `--delay S` waits S seconds before answering each request (to outlast an extension's
+budget); the request line is printed before the wait, so a test can tell the download has begun.
 
 Usage: media_server.py --dir DIR [--delay SECONDS]
 """
@@ -22,6 +23,7 @@ def main() -> int:
 
     class Handler(http.server.SimpleHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 (stdlib naming)
+            print("GET %s" % self.path, flush=True)
             if args.delay > 0:
                 time.sleep(args.delay)
             super().do_GET()

@@ -1,6 +1,7 @@
 // APNs Sandbox — end-to-end test support for events: an SSE client (curl -N) and a webhook receiver.
 import Foundation
 import Glibc
+import TestProcessSupport
 
 /// One Server-Sent Event as a client parses it.
 struct SSEEvent: Sendable {
@@ -34,7 +35,7 @@ final class SSEClient: Sendable {
 
     /// Waits until `done(events)` or the timeout; returns the events then.
     @discardableResult
-    func waitFor(timeout: Double = 15, _ done: ([SSEEvent]) -> Bool) async throws -> [SSEEvent] {
+    func waitFor(timeout: Double = TestTime.seconds(15), _ done: ([SSEEvent]) -> Bool) async throws -> [SSEEvent] {
         let deadline = monotonicSeconds() + timeout
         while true {
             let events = self.events
@@ -45,7 +46,7 @@ final class SSEClient: Sendable {
 
     /// Waits until the stream has started (the server's first comment arrived).
     func waitUntilConnected() async throws {
-        let deadline = monotonicSeconds() + 10
+        let deadline = monotonicSeconds() + TestTime.seconds(30)
         while !text.contains(": connected") {
             guard monotonicSeconds() < deadline else { throw ProcessError("the event stream did not start: \(child.currentStderr)") }
             try await Task.sleep(nanoseconds: 20_000_000)
@@ -98,13 +99,16 @@ final class WebhookReceiver: Sendable {
             TestPaths.packageRoot + "/tests/python/webhook_receiver.py", "--secret", secret, "--port", "\(port)",
             "--fail-first", "\(failFirst)", "--status", "\(status)",
         ])
+        // Python can take seconds to start while the whole suite runs (200 polls of 25 ms were not always enough):
+        // a generous deadline, and an early end if it exits.
         var found: Int?
-        for _ in 0..<200 {
+        let deadline = monotonicSeconds() + TestTime.seconds(30)
+        while monotonicSeconds() < deadline, child.wait(timeout: 0) == nil {
             if let line = child.currentStdout.split(separator: "\n").first, let number = Int(line) {
                 found = number
                 break
             }
-            try await Task.sleep(nanoseconds: 25_000_000)
+            try await Task.sleep(nanoseconds: 20_000_000)
         }
         guard let found else { throw ProcessError("the webhook receiver did not start: \(child.currentStderr)") }
         self.port = found
@@ -125,7 +129,7 @@ final class WebhookReceiver: Sendable {
     }
 
     @discardableResult
-    func waitFor(timeout: Double = 20, _ done: ([Request]) -> Bool) async throws -> [Request] {
+    func waitFor(timeout: Double = TestTime.seconds(20), _ done: ([Request]) -> Bool) async throws -> [Request] {
         let deadline = monotonicSeconds() + timeout
         while true {
             let requests = self.requests
