@@ -102,7 +102,8 @@ final class WebhookReceiver: Sendable {
         // Python can take seconds to start while the whole suite runs (200 polls of 25 ms were not always enough):
         // a generous deadline, and an early end if it exits.
         var found: Int?
-        let deadline = monotonicSeconds() + TestTime.seconds(30)
+        let started = monotonicSeconds()
+        let deadline = started + TestTime.seconds(30)
         while monotonicSeconds() < deadline, child.wait(timeout: 0) == nil {
             if let line = child.currentStdout.split(separator: "\n").first, let number = Int(line) {
                 found = number
@@ -110,7 +111,11 @@ final class WebhookReceiver: Sendable {
             }
             try await Task.sleep(nanoseconds: 20_000_000)
         }
-        guard let found else { throw ProcessError("the webhook receiver did not start: \(child.currentStderr)") }
+        guard let found else {
+            let status = child.wait(timeout: 0).map { "exited with status \($0)" } ?? "still running"
+            throw ProcessError(String(format: "the webhook receiver did not start within %.1f s (%@): stdout %@, stderr %@",
+                                      monotonicSeconds() - started, status, child.currentStdout, child.currentStderr))
+        }
         self.port = found
     }
 
