@@ -63,7 +63,7 @@ struct ConnectionFaultEndToEndTests {
     @Test func anH2ClientSeesEachFault() throws {
         let server = try FaultServer()
         defer { server.shutdown() }
-        let output = try runPython(Self.faultsScript, arguments: ["each", "\(server.port)"], timeout: 20)
+        let output = try runPython(Self.faultsScript, arguments: ["each", "\(server.port)"], timeout: TestTime.seconds(90))
         let result = try #require(try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any], "\(output)")
 
         let goAway = try #require(result["goaway"] as? [String: Any], "\(output)")
@@ -98,7 +98,9 @@ struct ConnectionFaultEndToEndTests {
         #expect(stall["answered"] as? Bool == false)
         #expect(stall["pingAcked"] as? Bool == false, "PINGs are not answered during a stall")
         #expect(stall["otherStatus"] as? Int == 200, "another connection is served meanwhile")
-        #expect((stall["otherMs"] as? Double ?? 1000) < 400, "\(stall)")
+        // The stall never ends by itself, so the other answer (200 above) shows the loop was not held; how soon it
+        // came is real time on a machine busy with the suite: well within the client's wait for it, not 0.4 s.
+        #expect((stall["otherMs"] as? Double ?? 10_000) < TestTime.seconds(5) * 1000, "\(stall)")
     }
 
     /// Graceful shutdown with a stalled connection open ends within the drain grace: the client gets the shutdown
@@ -106,10 +108,12 @@ struct ConnectionFaultEndToEndTests {
     @Test func shutdownEndsAStalledConnectionAfterTheGrace() throws {
         let server = try FaultServer()
         let child = try PythonChild(Self.faultsScript, arguments: ["hold", "\(server.port)"])
-        #expect(child.waitForOutput(containing: "stalled", timeout: 10), "\(child.finish(timeout: 0))")
+        #expect(child.waitForOutput(containing: "stalled", timeout: TestTime.seconds(30)), "\(child.finish(timeout: 0))")
         let seconds = server.shutdown(grace: 300_000_000)
-        let output = child.finish(timeout: 10)
-        #expect(seconds >= 0.25 && seconds < 1.5, "the drain grace ended the stall: \(seconds) s")
+        let output = child.finish(timeout: TestTime.seconds(20))
+        // The grace is real time: the drain waits for it (the stall alone would hold the connection forever) and
+        // then ends; at least the grace less timer tolerance, at most the grace plus a loaded machine's slack.
+        #expect(seconds >= 0.25 && seconds < TestTime.timeoutBound(0.3), "the drain grace ended the stall: \(seconds) s")
         let result = try #require(try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any], "\(output)")
         #expect(result["goawayData"] as? String == #"{"reason":"Shutdown"}"#)
         #expect(result["closed"] as? Bool == true)
@@ -121,9 +125,12 @@ import json, socket, sys, time
 import h2.config, h2.connection, h2.events, h2.settings
 
 mode, port = sys.argv[1], int(sys.argv[2])
+# How long to wait for something the server sends (real time; generous for a machine busy with the suite: each wait
+# ends as soon as it is met). Waits that expect nothing (the stall's 0.5 s) stay short.
+WAIT = 15
 
 def connect():
-    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s = socket.create_connection(("127.0.0.1", port), timeout=WAIT)
     c = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True))
     c.initiate_connection()
     s.sendall(c.data_to_send())
@@ -191,19 +198,19 @@ if mode == "each":
     # GOAWAY: stream 1 answered, stream 3 faulted.
     s, c = connect()
     first = get(s, c, "/ok")
-    events, _, _ = pump(s, c, ended(first), 5)
+    events, _, _ = pump(s, c, ended(first), WAIT)
     sid = get(s, c, "/fault/goaway")
-    more, _, _ = pump(s, c, lambda ev: bool(of(ev, h2.events.ConnectionTerminated)), 5)
+    more, _, _ = pump(s, c, lambda ev: bool(of(ev, h2.events.ConnectionTerminated)), WAIT)
     term = of(more, h2.events.ConnectionTerminated)
     goaway = {"firstStatus": status(events, first), "answered": status(more, sid) is not None}
     if term:
         goaway.update(errorCode=int(term[0].error_code), lastStreamID=term[0].last_stream_id,
                       additionalData=(term[0].additional_data or b"").decode())
-    goaway["closed"] = eof_within(s, 2)
+    goaway["closed"] = eof_within(s, WAIT)
     s.close()
     s, c = connect()
     sid = get(s, c, "/ok")
-    events, _, _ = pump(s, c, ended(sid), 5)
+    events, _, _ = pump(s, c, ended(sid), WAIT)
     goaway["newConnectionStatus"] = status(events, sid)
     s.close()
     result["goaway"] = goaway
@@ -211,17 +218,17 @@ if mode == "each":
     # RST_STREAM, then the same connection answers.
     s, c = connect()
     sid = get(s, c, "/fault/reset")
-    events, _, _ = pump(s, c, ended(sid), 5)
+    events, _, _ = pump(s, c, ended(sid), WAIT)
     resets = of(events, h2.events.StreamReset, sid)
     nxt = get(s, c, "/ok")
-    later, _, _ = pump(s, c, ended(nxt), 5)
+    later, _, _ = pump(s, c, ended(nxt), WAIT)
     result["reset"] = {"errorCode": int(resets[0].error_code) if resets else None, "nextStatus": status(later, nxt)}
     s.close()
 
     # Close without an answer.
     s, c = connect()
     sid = get(s, c, "/fault/close")
-    events, eof, _ = pump(s, c, ended(sid), 5)
+    events, eof, _ = pump(s, c, ended(sid), WAIT)
     result["close"] = {"closed": eof, "answered": status(events, sid) is not None}
     s.close()
 
@@ -229,7 +236,7 @@ if mode == "each":
     s, c = connect()
     start = time.monotonic()
     sid = get(s, c, "/fault/trickle")
-    events, _, _ = pump(s, c, ended(sid), 5)
+    events, _, _ = pump(s, c, ended(sid), WAIT)
     data = [(t, e) for t, e in events if isinstance(e, h2.events.DataReceived) and e.data]
     result["trickle"] = {"status": status(events, sid), "chunks": [len(e.data) for _, e in data],
                          "body": b"".join(e.data for _, e in data).decode(),
@@ -238,7 +245,7 @@ if mode == "each":
 
     # The stream-limit cut and its restore.
     s, c = connect()
-    pump(s, c, lambda ev: bool(of(ev, h2.events.RemoteSettingsChanged)), 5)
+    pump(s, c, lambda ev: bool(of(ev, h2.events.RemoteSettingsChanged)), WAIT)
     start = time.monotonic()
     sid = get(s, c, "/fault/limit")
     def restored(ev):
@@ -254,7 +261,7 @@ if mode == "each":
 
     # Stall: no answer and no PING ACK until the client gives up; another connection is served meanwhile.
     s, c = connect()
-    pump(s, c, lambda ev: bool(of(ev, h2.events.RemoteSettingsChanged)), 5)
+    pump(s, c, lambda ev: bool(of(ev, h2.events.RemoteSettingsChanged)), WAIT)
     sid = get(s, c, "/fault/stall")
     time.sleep(0.05)
     c.ping(b"faultsOK")
@@ -262,7 +269,7 @@ if mode == "each":
     o, oc = connect()
     other_start = time.monotonic()
     osid = get(o, oc, "/ok")
-    other, _, _ = pump(o, oc, ended(osid), 5)
+    other, _, _ = pump(o, oc, ended(osid), WAIT)
     other_ms = (time.monotonic() - other_start) * 1000
     o.close()
     events, eof, timed_out = pump(s, c, ended(sid), 0.5)
@@ -273,14 +280,14 @@ if mode == "each":
 elif mode == "hold":
     # A stalled connection kept open until the server closes it (the test shuts the server down).
     s, c = connect()
-    pump(s, c, lambda ev: bool(of(ev, h2.events.RemoteSettingsChanged)), 5)
+    pump(s, c, lambda ev: bool(of(ev, h2.events.RemoteSettingsChanged)), WAIT)
     sid = get(s, c, "/fault/stall")
     time.sleep(0.05)
     print("stalled", file=sys.stderr, flush=True)
-    events, eof, _ = pump(s, c, lambda ev: bool(of(ev, h2.events.ConnectionTerminated)), 10)
+    events, eof, _ = pump(s, c, lambda ev: bool(of(ev, h2.events.ConnectionTerminated)), 2 * WAIT)
     term = of(events, h2.events.ConnectionTerminated)
     result = {"goawayData": (term[0].additional_data or b"").decode() if term else None,
-              "answered": status(events, sid) is not None, "closed": eof or eof_within(s, 10)}
+              "answered": status(events, sid) is not None, "closed": eof or eof_within(s, WAIT)}
 print(json.dumps(result))
 """#
 }

@@ -32,9 +32,9 @@ struct ProviderAuthTests {
             let (first, second) = try await offload {
                 let socket = try RawSocket(port: server.test.httpPort)
                 try socket.send(HTTP2Frame.clientPreface + request(1, token: "garbage"))
-                let first = socket.read(timeout: 5) { ended(1, $0) }
+                let first = socket.read(timeout: TestTime.seconds(15)) { ended(1, $0) }
                 try socket.send(request(3, token: valid))
-                let second = socket.read(timeout: 5) { bytes in
+                let second = socket.read(timeout: TestTime.seconds(15)) { bytes in
                     ended(3, bytes)
                         && HTTP2Frame.parseAll(bytes).contains { $0.setting(HTTP2Frame.settingsMaxConcurrentStreams) != nil }
                 }
@@ -68,7 +68,7 @@ struct ProviderAuthTests {
             let result = try await offload {
                 let socket = try RawSocket(port: server.test.httpPort)
                 try socket.send(HTTP2Frame.clientPreface + request(1, device: Fixture.token("31")) + request(3, device: Fixture.token("33")))
-                return socket.read(timeout: 5) { bytes in
+                return socket.read(timeout: TestTime.seconds(15)) { bytes in
                     let frames = HTTP2Frame.parseAll(bytes)
                     return frames.contains { $0.streamID == 1 && $0.type == HTTP2Frame.headers }
                         && frames.contains { $0.streamID == 3 && ($0.type == HTTP2Frame.headers || $0.type == HTTP2Frame.rstStream) }
@@ -100,7 +100,7 @@ struct ProviderAuthTests {
             let result = try await offload {
                 let socket = try RawSocket(port: server.httpPort)
                 try socket.send(HTTP2Frame.clientPreface + request(1) + request(3) + request(5))
-                return socket.read(timeout: 5) { bytes in
+                return socket.read(timeout: TestTime.seconds(15)) { bytes in
                     let frames = HTTP2Frame.parseAll(bytes)
                     return frames.contains { $0.streamID == 1 && $0.type == HTTP2Frame.headers }
                         && frames.filter { $0.type == HTTP2Frame.rstStream }.count >= 2
@@ -108,14 +108,11 @@ struct ProviderAuthTests {
             }
             let resets = HTTP2Frame.parseAll(result.bytes).filter { $0.type == HTTP2Frame.rstStream }
             #expect(resets.map(\.streamID) == [3, 5] && resets.allSatisfy { $0.rstErrorCode == 0x7 }, "REFUSED_STREAM")
-            var lines: [String] = []
-            let deadline = monotonicSeconds() + 5
-            repeat {
-                lines = server.logSink.capturedLines.filter { $0.contains(" debug ") && $0.contains("REFUSED_STREAM") }
-                if lines.count >= 2 { break }
-                try await Task.sleep(nanoseconds: 20_000_000)
-            } while monotonicSeconds() < deadline
-            let first = try #require(lines.first, "no debug line about the refusal: \(server.logSink.capturedLines)")
+            let lines = try await pollFor("two debug lines about the refusals: \(server.logSink.capturedLines)") {
+                let lines = server.logSink.capturedLines.filter { $0.contains(" debug ") && $0.contains("REFUSED_STREAM") }
+                return lines.count >= 2 ? lines : nil
+            }
+            let first = try #require(lines.first)
             #expect(first.contains("h2.stream_id=3"), "\(first)")
             #expect(first.contains("SETTINGS_MAX_CONCURRENT_STREAMS") && first.contains("limit=1"), "\(first)")
             #expect(first.contains("valid provider token") && first.contains("streamsBeforeAuthentication"), "\(first)")

@@ -59,13 +59,11 @@ struct WebhooksEndToEndTests {
             let deep = #"{"aps":{"alert":"x"},"d":"# + String(repeating: "[", count: 62) + String(repeating: "]", count: 62) + "}"
             let apnsID = try await pushAlert(server, body: deep)
             #expect(!apnsID.isEmpty)
-            var payload: [String: Any]?
-            for _ in 0..<50 where payload == nil {
+            let payload = try await pollFor("a delivery with a payload") {
                 let log = try await apiRequest("GET", "\(server.httpBase)/api/v1/webhooks/\(webhookID)/deliveries")
-                payload = (log.json?["deliveries"] as? [[String: Any]])?.first?["payload"] as? [String: Any]
-                if payload == nil { try await Task.sleep(nanoseconds: 100_000_000) }
+                return (log.json?["deliveries"] as? [[String: Any]])?.first?["payload"] as? [String: Any]
             }
-            let data = try #require((payload?["data"] as? [String: Any]), "no delivery with a payload")
+            let data = try #require((payload["data"] as? [String: Any]), "no data in the payload: \(payload)")
             #expect(data["apnsId"] as? String == apnsID)
             #expect((data["payload"] as? [String: Any])?["d"] is [Any])
         }
@@ -105,14 +103,11 @@ struct WebhooksEndToEndTests {
             let testMessage = try await receiver.waitFor { $0.contains { $0.type == "webhook.test" } }.first { $0.type == "webhook.test" }
             #expect(testMessage?.valid == true)
 
-            // The receiver has answered; the result is written a moment later.
-            var deliveryID: Int?
-            for _ in 0..<100 where deliveryID == nil {
+            // The receiver has answered; the result is written a moment later (real time: the dispatcher's batching).
+            let succeeded = try await pollFor("the test message's delivery to succeed") {
                 let deliveries = try await apiRequest("GET", "\(base)/\(id)/deliveries?status=succeeded")
-                deliveryID = (deliveries.json?["deliveries"] as? [[String: Any]])?.first?["id"] as? Int
-                if deliveryID == nil { try await Task.sleep(nanoseconds: 20_000_000) }
+                return (deliveries.json?["deliveries"] as? [[String: Any]])?.first?["id"] as? Int
             }
-            let succeeded = try #require(deliveryID)
             let replayed = try await apiRequest("POST", "\(base)/\(id)/deliveries/\(succeeded)/replay")
             #expect(replayed.status == 202)
             let again = try await receiver.waitFor { $0.filter { $0.type == "webhook.test" }.count == 2 }
@@ -121,13 +116,9 @@ struct WebhooksEndToEndTests {
 
             // The dead endpoint: two failures in a row open the breaker.
             for _ in 0..<2 { _ = try await pushAlert(server) }
-            var circuit: String?
-            for _ in 0..<100 {
-                circuit = try await apiRequest("GET", "\(base)/\(deadID)").json?["circuit"] as? String
-                if circuit == "open" { break }
-                try await Task.sleep(nanoseconds: 50_000_000)
+            try await pollUntil("the dead endpoint's circuit to open") {
+                try await apiRequest("GET", "\(base)/\(deadID)").json?["circuit"] as? String == "open"
             }
-            #expect(circuit == "open")
             let pending = try await apiRequest("GET", "\(base)/\(deadID)/deliveries?status=pending")
             #expect((pending.json?["deliveries"] as? [[String: Any]])?.count == 2, "nothing is dropped while the circuit is open")
 
@@ -157,17 +148,11 @@ struct WebhooksEndToEndTests {
         }
         #expect(!pushed.contains(""))
         // Wait until the receiver (not running yet) has been tried: deliveries are pending with failed attempts.
-        var attempted = false
-        for _ in 0..<200 {
+        try await pollUntil("8 pending deliveries, one of them attempted") {
             let log = try await apiRequest("GET", "\(base)/api/v1/webhooks/wh_crash/deliveries?status=pending")
             let pending = log.json?["deliveries"] as? [[String: Any]] ?? []
-            if pending.count >= 8, pending.contains(where: { ($0["attemptCount"] as? Int ?? 0) > 0 }) {
-                attempted = true
-                break
-            }
-            try await Task.sleep(nanoseconds: 50_000_000)
+            return pending.count >= 8 && pending.contains { ($0["attemptCount"] as? Int ?? 0) > 0 }
         }
-        #expect(attempted)
         // A few more right before the kill: their events are committed (the pushes got 200) but most
         // likely not fanned out to the subscription yet.
         for _ in 0..<4 {
@@ -184,7 +169,7 @@ struct WebhooksEndToEndTests {
             _ = restarted.finish(timeout: 10)
         }
         let expected = Set(pushed.flatMap { ["push.accepted:\($0)", "notification.displayed:\($0)"] })
-        let requests = try await receiver.waitFor(timeout: 30) { requests in
+        let requests = try await receiver.waitFor(timeout: TestTime.seconds(30)) { requests in
             expected.isSubset(of: Set(requests.map { "\($0.type):\($0.apnsID ?? "")" }))
         }
         let received = Set(requests.map { "\($0.type):\($0.apnsID ?? "")" })

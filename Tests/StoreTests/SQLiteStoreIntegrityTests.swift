@@ -5,6 +5,7 @@ import Glibc
 import Sandbox
 @testable import Store
 import Synchronization
+import TestProcessSupport
 import Testing
 import Support
 
@@ -97,9 +98,13 @@ import Support
             let opened = try SQLiteStore(path: path, integrityCheck: IntegrityCheck(mode: .quick, timeLimitSeconds: limit))
             let report = opened.openingReport.integrity
             attempts.append(report)
-            #expect(Date().timeIntervalSince(started) < fullSeconds + 1)
+            // Real time (the check's timings stay real): a limited open takes no longer than an unlimited one, and
+            // a cut-short check ends soon after its limit — each plus a loaded machine's slack (the interrupting
+            // thread and this one may run late; 0.5–1 s of it were tight while the suite ran on 2 cores). That the
+            // check was cut short at all is the outcome's to say.
+            #expect(Date().timeIntervalSince(started) < fullSeconds + TestTime.seconds(5))
             if report.outcome == .incomplete {
-                #expect(report.seconds < limit + 0.5)
+                #expect(report.seconds < TestTime.timeoutBound(limit, slack: 2))
                 store = opened
             } else {
                 #expect(report.outcome == .passed)

@@ -12,6 +12,14 @@ public enum TestTime {
 
     /// `seconds` times ``scale``.
     public static func seconds(_ seconds: Double) -> Double { seconds * scale }
+
+    /// An upper bound for a real-time timeout of `seconds` (an idle or request timeout, a handshake's, a drain's
+    /// grace: sockets stay real time) to have fired, as a test measures it while the suite runs in parallel: the
+    /// timeout plus `slack` seconds for a loaded machine (the server's timer and the test's thread may each run
+    /// late), the slack scaled. With the default 4 s, a plain build's bound for a 1 s timeout (5 s) stays below the
+    /// limits' defaults (10 s for requests, 300 s idle). The lower bound is the timeout itself, measured from before
+    /// the connection or the request (the server's timer cannot start earlier; a late test thread only adds to it).
+    public static func timeoutBound(_ seconds: Double, slack: Double = 4) -> Double { seconds + slack * scale }
 }
 
 extension Trait where Self == TimeLimitTrait {

@@ -30,6 +30,10 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 CHROMIUM = '/usr/bin/chromium'
+# How long a scenario waits for the page to show something (seconds of real time). Generous: every wait ends as
+# soon as its condition holds, so only a failure takes this long, and a headless chromium on a machine busy with
+# the rest of the suite (2 cores) can take seconds for what takes 0.1 s alone — 2–5 s waits raced it.
+WAIT = 30
 CHROMEDRIVER = '/usr/bin/chromedriver'
 
 
@@ -67,7 +71,7 @@ class Browser:
         """Changes the route without a reload (as clicking a link does)."""
         self.driver.execute_script('location.hash = arguments[0]', hash_route)
 
-    def wait(self, condition, timeout=10, message=''):
+    def wait(self, condition, timeout=WAIT, message=''):
         """Waits until `condition(driver)` is truthy; returns its value."""
         try:
             # Live views redraw: an element read a moment ago may be gone; the next poll looks again.
@@ -76,10 +80,10 @@ class Browser:
         except TimeoutException:
             raise AssertionError(f'timed out after {timeout} s: {message}') from None
 
-    def wait_css(self, selector, timeout=10):
+    def wait_css(self, selector, timeout=WAIT):
         return self.wait(lambda d: self.first(selector), timeout, f'no element {selector}')
 
-    def wait_text(self, selector, text, timeout=10):
+    def wait_text(self, selector, text, timeout=WAIT):
         """Waits until an element matching `selector` contains `text`; returns that element."""
         def found(_):
             for element in self.all(selector):

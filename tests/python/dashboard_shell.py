@@ -7,7 +7,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dashboard_harness import main  # noqa: E402
+from dashboard_harness import WAIT, main  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 
 VIEWS = ['devices', 'inbox', 'send', 'manage', 'steer']
@@ -15,16 +15,16 @@ VIEWS = ['devices', 'inbox', 'send', 'manage', 'steer']
 
 def sign_in_if_asked(browser, options):
     if options.admin_token:
-        browser.wait(lambda d: browser.first('#login[open]'), 10, 'the sign-in dialog')
+        browser.wait(lambda d: browser.first('#login[open]'), WAIT, 'the sign-in dialog')
         browser.first('#login-token').send_keys(options.admin_token, Keys.ENTER)
-        browser.wait(lambda d: not browser.first('#login[open]'), 10, 'the dialog to close')
+        browser.wait(lambda d: not browser.first('#login[open]'), WAIT, 'the dialog to close')
 
 
 def scenario_loads_and_goes_live(browser, options):
     browser.driver.get(f'{browser.base}/')
     sign_in_if_asked(browser, options)
     browser.wait_css('main[data-view="devices"]')
-    browser.wait(lambda d: browser.first('#connection').get_attribute('data-state') == 'live', 10, 'the stream live')
+    browser.wait(lambda d: browser.first('#connection').get_attribute('data-state') == 'live', WAIT, 'the stream live')
     assert browser.first('main#main') and browser.first('nav[aria-label]') and browser.first('header')
     assert browser.driver.title.endswith('APNs Sandbox'), browser.driver.title
 
@@ -88,7 +88,7 @@ def scenario_wrong_token_is_refused(browser, options):
     if not options.admin_token:
         return
     browser.driver.get(f'{browser.base}/')
-    browser.wait(lambda d: browser.first('#login[open]'), 10, 'the sign-in dialog')
+    browser.wait(lambda d: browser.first('#login[open]'), WAIT, 'the sign-in dialog')
     browser.first('#login-token').send_keys('not-the-token-at-all', Keys.ENTER)
     browser.wait(lambda d: browser.first('#login-error') and browser.first('#login-error').is_displayed(), 10,
                  'the refusal')
@@ -96,7 +96,7 @@ def scenario_wrong_token_is_refused(browser, options):
     stored = browser.driver.execute_script("return sessionStorage.getItem('apns-sandbox.admin-token')")
     browser.first('#login-token').clear()
     browser.first('#login-token').send_keys(options.admin_token, Keys.ENTER)
-    browser.wait(lambda d: browser.first('#connection').get_attribute('data-state') == 'live', 10, 'the stream live')
+    browser.wait(lambda d: browser.first('#connection').get_attribute('data-state') == 'live', WAIT, 'the stream live')
     assert stored == 'not-the-token-at-all'
     assert browser.driver.execute_script('return document.cookie') == ''
     assert options.admin_token not in browser.driver.current_url

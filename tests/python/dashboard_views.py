@@ -12,7 +12,7 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dashboard_harness import main  # noqa: E402
+from dashboard_harness import WAIT, main  # noqa: E402
 from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
@@ -31,7 +31,7 @@ def call(options, method, path, body=None, headers=None):
     if options.admin_token and not path.startswith('/3/'):
         request.add_header('authorization', f'Bearer {options.admin_token}')
     try:
-        with urllib.request.urlopen(request, timeout=10) as answer:
+        with urllib.request.urlopen(request, timeout=WAIT) as answer:
             status, text = answer.status, answer.read().decode()
     except urllib.error.HTTPError as error:
         status, text = error.code, error.read().decode()
@@ -55,7 +55,7 @@ def ensure_device(options, token):
         assert status == 201, (status, answer)
 
 
-def wait_text(browser, selector, text, timeout=10):
+def wait_text(browser, selector, text, timeout=WAIT):
     """Like browser.wait_text, but a row redrawn under it (the live inbox) is looked up again."""
     def found(_):
         for element in browser.all(selector):
@@ -74,9 +74,9 @@ def open_view(browser, options, route):
         browser.open(route)
         return
     browser.driver.get(f'{browser.base}/{route}')
-    browser.wait(lambda d: browser.first('#login[open]'), 10, 'the sign-in dialog')
+    browser.wait(lambda d: browser.first('#login[open]'), WAIT, 'the sign-in dialog')
     browser.first('#login-token').send_keys(options.admin_token, Keys.ENTER)
-    browser.wait(lambda d: not browser.first('#login[open]'), 10, 'the dialog to close')
+    browser.wait(lambda d: not browser.first('#login[open]'), WAIT, 'the dialog to close')
     browser.signed_in = True
     browser.open(route)
 
@@ -112,11 +112,11 @@ def scenario_send_from_the_form(browser, options):
     assert 'of 4096 bytes' in validation.text, validation.text
     # Validation as you type: a broken payload is marked invalid with the reason, a fixed one valid again.
     payload = set_value(browser, 'textarea[name="payload"]', '{"aps": {"alert": "Hi"}')
-    browser.wait(lambda d: browser.first('#send-validation').get_attribute('data-valid') == 'false', 5, 'invalid shown')
+    browser.wait(lambda d: browser.first('#send-validation').get_attribute('data-valid') == 'false', WAIT, 'invalid shown')
     assert 'BadPayload' in browser.first('#send-validation').text, browser.first('#send-validation').text
     assert payload.get_attribute('aria-invalid') == 'true'
     set_value(browser, 'textarea[name="payload"]', '{"aps":{"alert":{"title":"From the form","body":"Sent by selenium"}}}')
-    browser.wait(lambda d: browser.first('#send-validation').get_attribute('data-valid') == 'true', 5, 'valid again')
+    browser.wait(lambda d: browser.first('#send-validation').get_attribute('data-valid') == 'true', WAIT, 'valid again')
     if browser.first('#send-auth-paste').is_selected():  # no minting endpoint in this sandbox: paste the JWT
         set_value(browser, 'textarea[name="jwt"]', options.provider_token)
     browser.first('.send-form button[type="submit"]').click()
@@ -160,12 +160,12 @@ def scenario_inbox_lists_filters_and_goes_live(browser, options):
     # The accepted row links to its detail.
     href = browser.wait(lambda d: browser.driver.execute_script(
         "const row = [...document.querySelectorAll('.inbox-row.notification')].find((r) => r.textContent.includes('Inbox accepted'));"
-        "return row && row.querySelector('a').href"), 5, 'the detail link')
+        "return row && row.querySelector('a').href"), WAIT, 'the detail link')
     assert f'?device={DEVICE}' in href and '#/notifications/' in href, href
 
     # A filter narrows it, and lands in the URL hash (so the view can be linked).
     Select(browser.first('select[name="show"]')).select_by_value('rejected')
-    browser.wait(lambda d: not browser.all('.inbox-row.notification'), 5, 'notifications filtered out')
+    browser.wait(lambda d: not browser.all('.inbox-row.notification'), WAIT, 'notifications filtered out')
     assert browser.all('.inbox-row.rejected')
     assert 'show=rejected' in browser.driver.execute_script('return location.hash')
     open_view(browser, options, '#/inbox?show=notifications')
@@ -175,7 +175,7 @@ def scenario_inbox_lists_filters_and_goes_live(browser, options):
 
     # The device filter goes to both queries: another device's inbox is empty.
     set_value(browser, 'input[name="device"]', OTHER)
-    wait_text(browser, '.inbox-table tbody', 'Nothing matches', timeout=5)
+    wait_text(browser, '.inbox-table tbody', 'Nothing matches', timeout=WAIT)
     assert f'device={OTHER}' in browser.driver.execute_script('return location.hash')
     set_value(browser, 'input[name="device"]', DEVICE)
     wait_text(browser, '.inbox-row.notification', 'Inbox accepted')
@@ -183,7 +183,7 @@ def scenario_inbox_lists_filters_and_goes_live(browser, options):
     # Live: a push while the page is open appears without a reload.
     status, _ = push(options, DEVICE, payload='{"aps":{"alert":{"title":"Inbox live","body":"two"}}}')
     assert status == 200, status
-    wait_text(browser, '.inbox-row.notification', 'Inbox live', timeout=5)
+    wait_text(browser, '.inbox-row.notification', 'Inbox live', timeout=WAIT)
 
 
 def scenario_steer_fault_preset_rejects(browser, options):
