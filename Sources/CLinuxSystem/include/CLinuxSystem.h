@@ -33,6 +33,9 @@ int CLinuxSystem_set_thread_niceness(int niceness);
 /// Blocks SIGTERM/SIGINT/SIGPIPE-free delivery and returns a signalfd for SIGTERM and SIGINT.
 int CLinuxSystem_signalfd_term(void);
 int CLinuxSystem_signalfd_read(int fd);
+/// Bytes sent on TCP socket `fd` that the peer has not acknowledged yet (`SIOCOUTQ`: the FIN counts one);
+/// -1 with errno on failure.
+int CLinuxSystem_unacknowledged_output(int fd);
 /// Ignores SIGPIPE process-wide (writes to closed sockets return EPIPE instead).
 void CLinuxSystem_ignore_sigpipe(void);
 /// 1 when this library was compiled with ThreadSanitizer (`swift build --sanitize=thread`), else 0.
