@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <sys/ioctl.h>
 #include <linux/sockios.h>
+#include <malloc.h>
 
 int CLinuxSystem_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 
@@ -66,6 +67,8 @@ int CLinuxSystem_unacknowledged_output(int fd) {
     if (ioctl(fd, SIOCOUTQ, &bytes) != 0) return -1;
     return bytes;
 }
+
+int CLinuxSystem_malloc_trim(void) { return malloc_trim(0); }
 
 int CLinuxSystem_set_thread_niceness(int niceness) {
     return setpriority(PRIO_PROCESS, (id_t)gettid(), niceness);

@@ -12,9 +12,10 @@ what a correct client library refuses to do: send DATA on a reset stream, never 
                   One h2c connection sends N (HEADERS with END_STREAM, RST_STREAM CANCEL) pairs in one
                   write, then reads until GOAWAY or close: {"goaway": code, "lastStreamID",
                   "goawayDebugData", "responses"}.
-    zero-window   --streams N --path P --hold S
-                  One h2c connection with SETTINGS_INITIAL_WINDOW_SIZE 0 (and no WINDOW_UPDATE ever)
-                  opens N GET streams and reads frames for S s: {"headers", "data", "resets", "goaway"}.
+    zero-window   --streams N --path P --hold S [--connections C]
+                  One h2c connection (or C) with SETTINGS_INITIAL_WINDOW_SIZE 0 (and no WINDOW_UPDATE ever)
+                  opens N GET streams (on each) and reads frames for S s, then closes:
+                  {"headers", "data", "resets", "goaway"} (over all connections).
     http1-upload  --path P --body-bytes B --seconds S [--header …]
                   An HTTP/1.1 POST that announces B body bytes and writes 64 KiB chunks as fast as the
                   socket takes them, reading whatever comes, until the server closes or S s pass:
@@ -224,24 +225,36 @@ def rapid_reset(args: argparse.Namespace) -> dict:
 
 
 def zero_window(args: argparse.Namespace) -> dict:
-    conn = H2(args.port, settings={SettingsFrame.INITIAL_WINDOW_SIZE: 0})
+    conns = [H2(args.port, settings={SettingsFrame.INITIAL_WINDOW_SIZE: 0}) for _ in range(args.connections)]
     fields = request_fields(args.port, "GET", args.path, args.header)
-    burst = bytearray()
-    for index in range(args.streams):
-        burst += conn.headers(1 + 2 * index, fields, end_stream=True)
-    conn.send(bytes(burst))
+    for conn in conns:
+        burst = bytearray()
+        for index in range(args.streams):
+            burst += conn.headers(1 + 2 * index, fields, end_stream=True)
+        conn.send(bytes(burst))
     result = {"headers": 0, "data": 0, "resets": {}, "goaway": None}
-    for frame in conn.frames(args.hold):
-        if isinstance(frame, HeadersFrame):
-            result["headers"] += 1
-        elif isinstance(frame, DataFrame):
-            result["data"] += len(frame.data)
-        elif isinstance(frame, RstStreamFrame):
-            key = str(frame.error_code)
-            result["resets"][key] = result["resets"].get(key, 0) + 1
-        elif isinstance(frame, GoAwayFrame):
-            result["goaway"] = frame.error_code
-    conn.close()
+    deadline = time.monotonic() + args.hold
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        if all(conn.closed for conn in conns):
+            time.sleep(min(left, 0.05))
+        for conn in conns:
+            for frame in conn.frames(min(left, 0.05) if len(conns) > 1 else left):
+                if isinstance(frame, HeadersFrame):
+                    result["headers"] += 1
+                elif isinstance(frame, DataFrame):
+                    result["data"] += len(frame.data)
+                elif isinstance(frame, RstStreamFrame):
+                    key = str(frame.error_code)
+                    result["resets"][key] = result["resets"].get(key, 0) + 1
+                elif isinstance(frame, GoAwayFrame):
+                    result["goaway"] = frame.error_code
+    for conn in conns:
+        conn.close()
+    if args.connections > 1:
+        result["connections"] = len(conns)
     return result
 
 
