@@ -4,6 +4,9 @@
 #include <string.h>
 #include <errno.h>
 #include <sys/resource.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
+#include <malloc.h>
 
 int CLinuxSystem_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 
@@ -58,6 +61,14 @@ int CLinuxSystem_signalfd_read(int fd) {
     return (int)info.ssi_signo;
 }
 void CLinuxSystem_ignore_sigpipe(void) { signal(SIGPIPE, SIG_IGN); }
+
+int CLinuxSystem_unacknowledged_output(int fd) {
+    int bytes = 0;
+    if (ioctl(fd, SIOCOUTQ, &bytes) != 0) return -1;
+    return bytes;
+}
+
+int CLinuxSystem_malloc_trim(void) { return malloc_trim(0); }
 
 int CLinuxSystem_set_thread_niceness(int niceness) {
     return setpriority(PRIO_PROCESS, (id_t)gettid(), niceness);

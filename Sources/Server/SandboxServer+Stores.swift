@@ -28,10 +28,11 @@ extension SandboxServer {
         let dataDirectory = configuration.dataDirectory
         switch storage.mode {
         case .durable:
+            let storePath = storage.file.hasPrefix("/") ? storage.file : dataDirectory + "/" + storage.file
             let storeFile = StoreFile(
-                role: Stores.storeRole,
-                path: storage.file.hasPrefix("/") ? storage.file : dataDirectory + "/" + storage.file,
-                synchronous: storage.synchronous.sqlite, maxSizeBytes: storage.maxSizeBytes)
+                role: Stores.storeRole, path: storePath, synchronous: storage.synchronous.sqlite,
+                maxSizeBytes: storage.maxSizeBytes,
+                emptyCheck: EmptyStoreCheck(storePath: storePath, dataDirectory: dataDirectory, outboxFileName: outboxFileName))
             let store = try makeStore(storeFile, settings: storage)
             logHealthChanges(of: store, role: storeFile.role, logger: logger)
             // The webhook outbox has a database file and a writer thread of its own, so its writes never
@@ -76,6 +77,8 @@ extension SandboxServer {
         var writerNiceness: Int32 = 0
         /// `storage.maxSizeMB` in bytes for the main store, 0 for the outbox.
         var maxSizeBytes: Int64 = 0
+        /// For the main store: an empty file beside other state is refused as a damaged one is.
+        var emptyCheck: EmptyStoreCheck?
     }
 
     /// The store for `file`, not opened yet (``open(_:as:settings:logger:)`` opens it when the server starts).
@@ -93,9 +96,18 @@ extension SandboxServer {
     /// never served: with `storage.onCorruption` `refuse` this throws one error naming the file,
     /// quoting the findings and saying how to recover; with `moveAside` it renames the file (and its
     /// -wal, -shm) to `<name>.corrupt-<UTC time>`, logs that loudly, and opens a new empty store.
-    /// A failed open leaves no writer thread behind.
+    /// An empty main store file beside other state (``EmptyStoreCheck``) is handled the same way, before
+    /// SQLite opens it (which would delete its `-wal`). A failed open leaves no writer thread behind.
     /// - Throws: ``ConfigurationError`` for a damaged file (`refuse`), else the store's error.
     static func open(_ store: SQLiteStore, as file: StoreFile, settings: StorageSettings, logger: Logger) throws {
+        if let check = file.emptyCheck, let state = check.stateBesideAnEmptyStore() {
+            guard settings.onCorruption == .moveAside else { throw check.refusal(role: file.role, state: state) }
+            let moved = try SQLiteStore.moveAside(path: file.path)
+            logger.error(
+                "EMPTY \(file.role.uppercased()) MOVED ASIDE: starting with an empty \(file.role) beside the state of the "
+                    + "old one (storage.onCorruption = moveAside)",
+                [("file", file.path), ("moved.to", moved), ("state", state.joined(separator: ", "))])
+        }
         do {
             try store.open()
         } catch let error as StoreError where error.isCorruption {

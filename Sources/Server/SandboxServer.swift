@@ -258,6 +258,8 @@ public final class SandboxServer: Sendable {
         serverConfiguration.maxConnectionsPerClient = configuration.limits.maxConnectionsPerClient
         serverConfiguration.connectionLimits.handshakeTimeout = configuration.limits.requestTimeoutSeconds.nanoseconds
         serverConfiguration.connectionLimits.writeStallTimeout = options.sendTimeout
+        // A closing connection drops at most one more request body of the peer (an upload going on after its 413).
+        serverConfiguration.connectionLimits.lingerMaxBytes = configuration.limits.maxBodyBytes
         let network = NetworkServices(
             configuration: serverConfiguration, loopCount: configuration.eventLoops,
             factory: HTTPConnectionFactory(pipeline: pipeline),

@@ -83,6 +83,30 @@ import Testing
         #expect(machine.updateInterest(pendingBytes: 0, hasUnsentSocketBytes: true) == nil, "no registration after close")
     }
 
+    /// A lingering connection drops the peer's bytes only up to `lingerMaxBytes` (an upload that goes on after
+    /// its 413): then it stops reading and each tick asks to close once the peer has acknowledged what was sent
+    /// (a close with unread bytes is a reset); the deadline still closes one that never acknowledges.
+    @Test func lingeringStopsReadingPastItsByteBound() {
+        var machine = makeMachine {
+            $0.lingerTimeout = 2 * Self.second
+            $0.lingerMaxBytes = 1000
+        }
+        #expect(machine.discardedWhileLingering(500) == nil, "not lingering: nothing counted")
+        #expect(machine.lingerDiscardedBytes == 0)
+        _ = machine.requestClose()
+        #expect(machine.allOutputSent(pendingBytes: 0, now: 0) == .shutDownWriteSide(nil))
+        #expect(machine.discardedWhileLingering(600) == nil, "below the bound: reading goes on")
+        #expect(machine.tick(now: Self.second / 2) == .none)
+        #expect(!machine.hasLingeredEnough)
+        #expect(machine.discardedWhileLingering(400) == [.peerShutdown], "at the bound: reading stops, the FIN is still seen")
+        #expect(machine.hasLingeredEnough)
+        #expect(machine.discardedWhileLingering(100) == nil, "told once")
+        #expect(machine.lingerDiscardedBytes == 1000)
+        #expect(machine.updateInterest(pendingBytes: 0, hasUnsentSocketBytes: false) == nil, "no read interest comes back")
+        #expect(machine.tick(now: Self.second) == .closeIfAcknowledged)
+        #expect(machine.tick(now: 2 * Self.second) == .close, "the deadline closes whatever the peer acknowledged")
+    }
+
     /// A socket that refuses output and takes nothing for `writeStallTimeout` is closed; any byte it takes restarts the wait.
     @Test func aWriteStallClosesUnlessTheSocketTakesBytes() {
         var machine = makeMachine { $0.writeStallTimeout = 30 * Self.second }

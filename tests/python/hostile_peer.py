@@ -12,9 +12,17 @@ what a correct client library refuses to do: send DATA on a reset stream, never 
                   One h2c connection sends N (HEADERS with END_STREAM, RST_STREAM CANCEL) pairs in one
                   write, then reads until GOAWAY or close: {"goaway": code, "lastStreamID",
                   "goawayDebugData", "responses"}.
-    zero-window   --streams N --path P --hold S
-                  One h2c connection with SETTINGS_INITIAL_WINDOW_SIZE 0 (and no WINDOW_UPDATE ever)
-                  opens N GET streams and reads frames for S s: {"headers", "data", "resets", "goaway"}.
+    zero-window   --streams N --path P --hold S [--connections C]
+                  One h2c connection (or C) with SETTINGS_INITIAL_WINDOW_SIZE 0 (and no WINDOW_UPDATE ever)
+                  opens N GET streams (on each) and reads frames for S s, then closes:
+                  {"headers", "data", "resets", "goaway"} (over all connections).
+    http1-upload  --path P --body-bytes B --seconds S [--header …]
+                  An HTTP/1.1 POST that announces B body bytes and writes 64 KiB chunks as fast as the
+                  socket takes them, reading whatever comes, until the server closes or S s pass:
+                  {"status", "sent", "sentAfterResponse" (bytes the socket took after the response head
+                  arrived), "finAfter" (s from the response head to the server's FIN), "closedAfter" (s from the
+                  response head to a write or read that failed: the server closed), "ending"
+                  ("ConnectionResetError", "BrokenPipeError", or null: still open at S s), "seconds"}.
     upload        --path P --body-bytes B --seconds S [--header …]
                   POSTs a body larger than the server takes, honouring flow control until the answer
                   and the server's RST_STREAM arrive, then keeps sending DATA on that stream for up to
@@ -217,24 +225,84 @@ def rapid_reset(args: argparse.Namespace) -> dict:
 
 
 def zero_window(args: argparse.Namespace) -> dict:
-    conn = H2(args.port, settings={SettingsFrame.INITIAL_WINDOW_SIZE: 0})
+    conns = [H2(args.port, settings={SettingsFrame.INITIAL_WINDOW_SIZE: 0}) for _ in range(args.connections)]
     fields = request_fields(args.port, "GET", args.path, args.header)
-    burst = bytearray()
-    for index in range(args.streams):
-        burst += conn.headers(1 + 2 * index, fields, end_stream=True)
-    conn.send(bytes(burst))
+    for conn in conns:
+        burst = bytearray()
+        for index in range(args.streams):
+            burst += conn.headers(1 + 2 * index, fields, end_stream=True)
+        conn.send(bytes(burst))
     result = {"headers": 0, "data": 0, "resets": {}, "goaway": None}
-    for frame in conn.frames(args.hold):
-        if isinstance(frame, HeadersFrame):
-            result["headers"] += 1
-        elif isinstance(frame, DataFrame):
-            result["data"] += len(frame.data)
-        elif isinstance(frame, RstStreamFrame):
-            key = str(frame.error_code)
-            result["resets"][key] = result["resets"].get(key, 0) + 1
-        elif isinstance(frame, GoAwayFrame):
-            result["goaway"] = frame.error_code
-    conn.close()
+    deadline = time.monotonic() + args.hold
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        if all(conn.closed for conn in conns):
+            time.sleep(min(left, 0.05))
+        for conn in conns:
+            for frame in conn.frames(min(left, 0.05) if len(conns) > 1 else left):
+                if isinstance(frame, HeadersFrame):
+                    result["headers"] += 1
+                elif isinstance(frame, DataFrame):
+                    result["data"] += len(frame.data)
+                elif isinstance(frame, RstStreamFrame):
+                    key = str(frame.error_code)
+                    result["resets"][key] = result["resets"].get(key, 0) + 1
+                elif isinstance(frame, GoAwayFrame):
+                    result["goaway"] = frame.error_code
+    for conn in conns:
+        conn.close()
+    if args.connections > 1:
+        result["connections"] = len(conns)
+    return result
+
+
+def http1_upload(args: argparse.Namespace) -> dict:
+    """An HTTP/1.1 POST announcing --body-bytes that keeps writing whatever the server answers."""
+    sock = connect(args.port)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    head = (f"POST {args.path} HTTP/1.1\r\nHost: hostile\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {args.body_bytes}\r\n")
+    for header in args.header:
+        head += header + "\r\n"
+    sock.sendall((head + "\r\n").encode())
+    sock.setblocking(False)
+    chunk = b"x" * (1 << 16)
+    result = {"status": None, "sent": 0, "sentAfterResponse": 0, "closedAfter": None, "finAfter": None, "ending": None}
+    received = b""
+    answered_at = None
+    eof = False  # the server's FIN: it sends nothing more, but may still read
+    started = time.monotonic()
+    deadline = started + args.seconds
+    while time.monotonic() < deadline:
+        readable, writable, _ = select.select([] if eof else [sock], [sock], [], 0.1)
+        if readable:
+            try:
+                data = sock.recv(1 << 16)
+            except OSError as error:
+                result["ending"] = type(error).__name__
+                break
+            if not data:
+                eof = True
+                result["finAfter"] = round(time.monotonic() - (answered_at or started), 3)
+            received += data
+            if answered_at is None and b"\r\n\r\n" in received:
+                answered_at = time.monotonic()
+                result["status"] = received.split(b" ", 2)[1].decode()
+        if writable:
+            try:
+                sent = sock.send(chunk)
+            except OSError as error:
+                result["ending"] = type(error).__name__
+                break
+            result["sent"] += sent
+            if answered_at is not None:
+                result["sentAfterResponse"] += sent
+    if result["ending"] is not None and answered_at is not None:
+        result["closedAfter"] = round(time.monotonic() - answered_at, 3)
+    result["seconds"] = round(time.monotonic() - started, 3)
+    sock.close()
     return result
 
 
@@ -460,8 +528,8 @@ def probe(args: argparse.Namespace) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("attack", choices=["pipeline", "rapid-reset", "zero-window", "upload", "body-hoard", "ping-idle",
-                                           "sse-hoard", "connections", "probe"])
+    parser.add_argument("attack", choices=["pipeline", "rapid-reset", "zero-window", "http1-upload", "upload", "body-hoard",
+                                           "ping-idle", "sse-hoard", "connections", "probe"])
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--path", default="/healthz")
     parser.add_argument("--header", action="append", default=[])
@@ -482,7 +550,8 @@ def main() -> None:
     args = parser.parse_args()
     global SOURCE
     SOURCE = (args.source, 0) if args.source else None
-    attacks = {"pipeline": pipeline, "rapid-reset": rapid_reset, "zero-window": zero_window, "upload": upload,
+    attacks = {"pipeline": pipeline, "rapid-reset": rapid_reset, "zero-window": zero_window, "http1-upload": http1_upload,
+               "upload": upload,
                "body-hoard": body_hoard,
                "ping-idle": ping_idle, "sse-hoard": sse_hoard, "connections": connections, "probe": probe}
     result = attacks[args.attack](args)

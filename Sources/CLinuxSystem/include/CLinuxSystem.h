@@ -33,6 +33,12 @@ int CLinuxSystem_set_thread_niceness(int niceness);
 /// Blocks SIGTERM/SIGINT/SIGPIPE-free delivery and returns a signalfd for SIGTERM and SIGINT.
 int CLinuxSystem_signalfd_term(void);
 int CLinuxSystem_signalfd_read(int fd);
+/// Bytes sent on TCP socket `fd` that the peer has not acknowledged yet (`SIOCOUTQ`: the FIN counts one);
+/// -1 with errno on failure.
+int CLinuxSystem_unacknowledged_output(int fd);
+/// glibc's `malloc_trim(0)`: gives the free memory at the top of the heap and free whole pages inside every
+/// arena back to the kernel; 1 when memory was released. Takes each arena's lock in turn.
+int CLinuxSystem_malloc_trim(void);
 /// Ignores SIGPIPE process-wide (writes to closed sockets return EPIPE instead).
 void CLinuxSystem_ignore_sigpipe(void);
 /// 1 when this library was compiled with ThreadSanitizer (`swift build --sanitize=thread`), else 0.

@@ -14,6 +14,9 @@ public struct ConnectionLimits: Sendable {
     public var handshakeTimeout: UInt64 = 10_000_000_000
     /// How long a closing connection keeps draining the peer's bytes after its last response.
     public var lingerTimeout: UInt64 = 2_000_000_000
+    /// The most of the peer's bytes a closing connection reads and drops (an upload that goes on after its
+    /// 413): past it, it closes once the peer has acknowledged everything sent (``ConnectionStateMachine``).
+    public var lingerMaxBytes: Int = 1 << 20
     /// A connection whose socket has refused output for this long without taking any of it (the peer
     /// stopped reading) is closed, releasing what it holds (nanoseconds).
     public var writeStallTimeout: UInt64 = 30_000_000_000
@@ -214,7 +217,14 @@ public final class Connection: Selectable, ConnectionContext {
             return
         }
         lastReadAt = MonotonicClock.nanoseconds()
-        if state.isLingering { return }  // discard: we are only waiting for the peer to go away
+        if state.isLingering {
+            // Discard: we are only waiting for the peer to go away, and not for ever.
+            if let interest = state.discardedWhileLingering(count) {
+                register(interest)
+                closeIfAcknowledged()
+            }
+            return
+        }
         let bytes = UnsafeRawBufferPointer(start: buffer.baseAddress, count: count)
         if let tls {
             do {
@@ -269,10 +279,17 @@ public final class Connection: Selectable, ConnectionContext {
         onClose(self)
     }
 
+    /// Closes when the kernel holds nothing this side sent that the peer has not acknowledged: a close with
+    /// unread input is a reset, and a reset drops what is still in flight (the answer the peer should read).
+    private func closeIfAcknowledged() {
+        if (Posix.unacknowledgedOutputBytes(fd) ?? 0) == 0 { close() }
+    }
+
     func tick(now: UInt64) {
         switch state.tick(now: now) {
         case .none: break
         case .close: close()
+        case .closeIfAcknowledged: closeIfAcknowledged()
         case .tickHandler: handler?.connectionTick(self, now: now)
         }
     }

@@ -7,8 +7,13 @@
 /// `open` → (``requestClose()``: the handler's `closeAfterFlush`, the peer's TLS close_notify, a TLS error)
 /// `draining`: nothing more is accepted from the handler or delivered to it (TLS), what is queued goes out →
 /// (everything sent, ``allOutputSent(pendingBytes:now:)``) `lingering`: the write side is shut down and the
-/// peer's bytes are read and dropped until it closes or `lingerTimeout` passes → `closed`. ``close()`` ends
-/// any phase at once (EOF, a socket error, a timeout from ``tick(now:)``).
+/// peer's bytes are read and dropped until it closes, `lingerTimeout` passes, or `lingerMaxBytes` have been
+/// dropped (``discardedWhileLingering(_:)``) → `closed`. ``close()`` ends any phase at once (EOF, a socket
+/// error, a timeout from ``tick(now:)``).
+///
+/// Past `lingerMaxBytes` reading stops and the connection closes as soon as the peer has acknowledged
+/// everything sent (the connection asks the kernel): a close with unread bytes is a reset, which would
+/// drop an answer still in flight. A peer that acknowledges nothing is closed at the deadline, as before.
 ///
 /// Beside the phase: whether the TLS handshake still runs, why reading is paused (output above the high
 /// watermark until it falls to the low one, or the handler asked), whether the handler waits for a drain
@@ -39,6 +44,8 @@ struct ConnectionStateMachine {
         case none
         /// Close now (write stall, linger over, handshake too slow).
         case close
+        /// Lingering past `lingerMaxBytes`: close now if the peer has acknowledged everything sent.
+        case closeIfAcknowledged
         /// Give the handler its tick (its own timeouts).
         case tickHandler
     }
@@ -65,6 +72,8 @@ struct ConnectionStateMachine {
     private(set) var wantsDrainNotification = false
     /// When the socket last took bytes while output was blocked (nil: not blocked).
     private(set) var writeBlockedSince: UInt64?
+    /// The peer's bytes dropped while lingering.
+    private(set) var lingerDiscardedBytes = 0
 
     /// - Parameter isTLS: a TLS connection starts in its handshake.
     init(limits: ConnectionLimits, isTLS: Bool, createdAt: UInt64) {
@@ -82,6 +91,9 @@ struct ConnectionStateMachine {
         if case .lingering = phase { return true }
         return false
     }
+
+    /// Lingering, and `lingerMaxBytes` of the peer's bytes have been dropped: nothing more is read.
+    var hasLingeredEnough: Bool { isLingering && lingerDiscardedBytes >= limits.lingerMaxBytes }
 
     // MARK: Events
 
@@ -133,6 +145,17 @@ struct ConnectionStateMachine {
         }
     }
 
+    /// `count` bytes of the peer were read and dropped while lingering.
+    /// - Returns: the interest to register when this reached `lingerMaxBytes` (reading stops: the caller
+    ///   closes now if the peer has acknowledged everything sent, else a tick does, or the deadline); nil
+    ///   while reading goes on.
+    mutating func discardedWhileLingering(_ count: Int) -> Interest? {
+        guard isLingering, !hasLingeredEnough else { return nil }
+        lingerDiscardedBytes += count
+        guard hasLingeredEnough else { return nil }
+        return updateInterest(pendingBytes: 0, hasUnsentSocketBytes: false) ?? interest
+    }
+
     mutating func setPausedByHandler(_ paused: Bool) {
         isPausedByHandler = paused
     }
@@ -146,7 +169,7 @@ struct ConnectionStateMachine {
     }
 
     /// The interest the connection wants now: reading unless paused (always while lingering, to see the peer
-    /// go), writing while the socket has bytes it refused, the peer's FIN always.
+    /// go, until it has lingered enough), writing while the socket has bytes it refused, the peer's FIN always.
     /// - Returns: the new interest when it differs from the registered one (now recorded as registered).
     mutating func updateInterest(pendingBytes: Int, hasUnsentSocketBytes: Bool) -> Interest? {
         guard phase != .closed else { return nil }
@@ -156,7 +179,7 @@ struct ConnectionStateMachine {
             isPausedByOutput = false
         }
         var wanted: Interest = .peerShutdown
-        if (!isPausedByOutput && !isPausedByHandler) || isLingering { wanted.insert(.read) }
+        if isLingering ? !hasLingeredEnough : !isPausedByOutput && !isPausedByHandler { wanted.insert(.read) }
         if hasUnsentSocketBytes { wanted.insert(.write) }
         guard wanted != interest else { return nil }
         interest = wanted
@@ -167,7 +190,9 @@ struct ConnectionStateMachine {
     func tick(now: UInt64) -> TickAction {
         guard phase != .closed else { return .none }
         if let since = writeBlockedSince, now &- since > limits.writeStallTimeout { return .close }
-        if case .lingering(let deadline) = phase { return now >= deadline ? .close : .none }
+        if case .lingering(let deadline) = phase {
+            return now >= deadline ? .close : hasLingeredEnough ? .closeIfAcknowledged : .none
+        }
         if isHandshaking { return now &- createdAt > limits.handshakeTimeout ? .close : .none }
         return .tickHandler
     }

@@ -72,6 +72,8 @@ public final class TCPServer: @unchecked Sendable {
         public var connectionLimits = ConnectionLimits()
         /// How often connections get a `connectionTick` (nanoseconds).
         public var tickInterval: UInt64 = 200_000_000
+        /// From a connection's close to the trim that gives freed memory back (``MemoryTrimmer``); 0: never.
+        public var memoryTrimDelay: UInt64 = 1_000_000_000
 
         public init(listeners: [ListenerConfiguration]) {
             self.listeners = listeners
@@ -91,6 +93,8 @@ public final class TCPServer: @unchecked Sendable {
     private let loopStates: [LoopBound<LoopState>]
     private let boundListeners = Locked<[BoundListener]>([])
     private let acceptors = Locked<[LoopBound<Acceptor>]>([])
+    /// Gives back what closed connections held.
+    public let memoryTrimmer: MemoryTrimmer
 
     public init(configuration: Configuration, loops: [EventLoop], factory: any ConnectionHandlerFactory, logger: Logger) {
         precondition(!loops.isEmpty, "a server needs at least one event loop")
@@ -99,6 +103,7 @@ public final class TCPServer: @unchecked Sendable {
         self.factory = factory
         self.logger = logger
         self.loopStates = loops.map { LoopBound(LoopState(), loop: $0) }
+        self.memoryTrimmer = MemoryTrimmer(delayNanoseconds: configuration.memoryTrimDelay, logger: logger)
     }
 
     /// The number of open connections across all loops.
@@ -211,6 +216,7 @@ public final class TCPServer: @unchecked Sendable {
                     onClose: { [self] closed in
                         state.value.connections[closed.id] = nil
                         self.release(client)
+                        self.memoryTrimmer.connectionClosed()
                     })
                 connection.handler = factory.makeHandler(for: connection)
                 state.value.connections[connection.id] = connection

@@ -26,6 +26,12 @@ enum Posix {
         }
     }
 
+    /// Bytes sent on `fd` the peer has not acknowledged (the FIN counts one); nil when the kernel cannot say.
+    static func unacknowledgedOutputBytes(_ fd: Int32) -> Int? {
+        let bytes = CLinuxSystem_unacknowledged_output(fd)
+        return bytes >= 0 ? Int(bytes) : nil
+    }
+
     static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) throws {
         var value = value
         try syscallChecked("setsockopt") {
