@@ -54,14 +54,14 @@ struct StreamLimitRefusalTests {
             let bytes = try await offload {
                 let socket = try RawSocket(port: server.test.httpPort)
                 try socket.send(HTTP2Frame.clientPreface)
-                var seen = socket.read(timeout: 5) { Wire($0).limits.contains(1) }.bytes
+                var seen = socket.read(timeout: TestTime.seconds(15)) { Wire($0).limits.contains(1) }.bytes
                 try socket.send(Self.settingsAck + Self.push(1, token: token) + Self.push(3, token: token))
-                seen += socket.read(timeout: 5) { more in
+                seen += socket.read(timeout: TestTime.seconds(15)) { more in
                     let wire = Wire(seen + more)
                     return wire.answered200(1) && wire.reset(3) != nil && wire.limits.contains(100)
                 }.bytes
                 try socket.send(Self.settingsAck + Self.push(5, token: token))
-                seen += socket.read(timeout: 5) { Wire(seen + $0).answered200(5) }.bytes
+                seen += socket.read(timeout: TestTime.seconds(15)) { Wire(seen + $0).answered200(5) }.bytes
                 return seen
             }
             let wire = Wire(bytes)
@@ -83,14 +83,14 @@ struct StreamLimitRefusalTests {
             let bytes = try await offload {
                 let socket = try RawSocket(port: server.test.httpPort)
                 try socket.send(HTTP2Frame.clientPreface)
-                var seen = socket.read(timeout: 5) { Wire($0).limits.contains(1) }.bytes
+                var seen = socket.read(timeout: TestTime.seconds(15)) { Wire($0).limits.contains(1) }.bytes
                 try socket.send(Self.settingsAck + Self.push(1, token: token))
-                seen += socket.read(timeout: 5) { more in
+                seen += socket.read(timeout: TestTime.seconds(15)) { more in
                     let wire = Wire(seen + more)
                     return wire.answered200(1) && wire.limits.contains(100)
                 }.bytes
                 try socket.send(Self.push(3, token: token) + Self.push(5, token: token) + Self.settingsAck)
-                seen += socket.read(timeout: 5) { more in
+                seen += socket.read(timeout: TestTime.seconds(15)) { more in
                     let wire = Wire(seen + more)
                     return wire.answered200(3) && wire.answered200(5)
                 }.bytes
@@ -115,13 +115,13 @@ struct StreamLimitRefusalTests {
             let bytes = try await offload {
                 let socket = try RawSocket(port: server.test.httpPort)
                 try socket.send(HTTP2Frame.clientPreface + Self.push(1, token: token) + Self.push(3, token: token) + Self.push(5, token: token))
-                var seen = socket.read(timeout: 5) { more in
+                var seen = socket.read(timeout: TestTime.seconds(15)) { more in
                     let wire = Wire(more)
                     return wire.answered200(1) && wire.reset(3) != nil && wire.reset(5) != nil && wire.limits.contains(100)
                 }.bytes
                 let burst: [UInt32] = Array(stride(from: 7, through: 45, by: 2))
                 try socket.send(burst.flatMap { Self.push($0, token: token) })
-                seen += socket.read(timeout: 10) { more in
+                seen += socket.read(timeout: TestTime.seconds(30)) { more in
                     let wire = Wire(seen + more)
                     return burst.allSatisfy { wire.answered200($0) || wire.reset($0) != nil }
                 }.bytes

@@ -1,5 +1,6 @@
 // APNs Sandbox — nghttp2's C callbacks for HTTP2ConnectionHandler, and the handler slot.
 import CNGHTTP2
+import Glibc
 
 /// A strong reference to the handler that the handler clears when its connection closes.
 /// Loop-confined (reached only through `LoopBound`).
@@ -21,6 +22,7 @@ private func handler(_ userData: UnsafeMutableRawPointer?) -> HTTP2ConnectionHan
 let onBeginHeaders: nghttp2_on_begin_headers_callback = { _, frame, userData in
     guard let frame, let handler = handler(userData) else { return 0 }
     handler.decodedHeaderBlockBytes = 0
+    handler.headerBlockStreamID = frame.pointee.hd.stream_id
     if frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue),
        frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST {
         handler.beginHeaders(streamID: frame.pointee.hd.stream_id)
@@ -62,6 +64,17 @@ let onFrameReceived: nghttp2_on_frame_recv_callback = { _, frame, userData in
 let onInvalidFrame: nghttp2_on_invalid_frame_recv_callback = { _, frame, libErrorCode, userData in
     guard let frame, let handler = handler(userData) else { return 0 }
     handler.invalidFrame(type: frame.pointee.hd.type, streamID: frame.pointee.hd.stream_id, libErrorCode: libErrorCode)
+    return 0
+}
+
+/// nghttp2's error report: an invalid header field (NGHTTP2_ERR_HTTP_HEADER, "Invalid HTTP header field was
+/// received": a connection-specific field, a bad pseudo-header) makes it reset the stream and decode the rest of
+/// the block without callbacks. (A field it only ignores, "Ignoring received invalid …", leaves the callbacks on.)
+let onSessionError: nghttp2_error_callback2 = { _, libErrorCode, message, length, userData in
+    guard libErrorCode == NGHTTP2_ERR_HTTP_HEADER.rawValue, let message, length >= 7,
+        memcmp(message, "Invalid", 7) == 0, let handler = handler(userData)
+    else { return 0 }
+    handler.stream(handler.headerBlockStreamID)?.headersIgnored = true
     return 0
 }
 

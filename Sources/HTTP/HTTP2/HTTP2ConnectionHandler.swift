@@ -23,8 +23,10 @@ import Transport
 ///   its stream's window is no longer opened; after the complete response the stream is reset with
 ///   NO_ERROR (RFC 9113 §8.1). DATA that still arrives for closed streams (which nghttp2 drops silently)
 ///   is counted from the frame headers (``HTTP2FrameScanner``).
-/// - Abuse (``ConnectionGuard``): too many RST_STREAMs from the peer (rapid reset), or too much DATA
-///   on closed streams, ends the connection with GOAWAY ENHANCE_YOUR_CALM.
+/// - Abuse (``ConnectionGuard``): too many RST_STREAMs from the peer (rapid reset), too much DATA on closed
+///   streams, a header block decoding far past the header-list limit (an HPACK bomb), or too many header-block
+///   bytes that nghttp2 decodes with no callback (blocks for closed, refused or reset streams, the rest of a
+///   block after an invalid field) ends the connection with GOAWAY ENHANCE_YOUR_CALM.
 /// - Time: a request not complete within `requestTimeout` and a response that has not moved for
 ///   `sendTimeout` are reset; a connection without request activity (PINGs do not count) for
 ///   `idleTimeout` gets GOAWAY.
@@ -67,6 +69,8 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         var isHeaderListTooLarge = false
         var isBodyTooLarge = false
         var hasBadHeader = false
+        /// nghttp2 found an invalid field in this stream's header block and decodes the rest without callbacks.
+        var headersIgnored = false
         /// END_STREAM arrived from the peer.
         var requestEnded = false
         /// In the backlog, or given to a handler.
@@ -134,6 +138,8 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     var refusedStreams = 0
     /// Bytes decoded so far of the header block being received (name + value + 32 per field, as RFC 9113 counts).
     var decodedHeaderBlockBytes = 0
+    /// The stream of the header block being received.
+    var headerBlockStreamID: Int32 = 0
     /// Gives SETTINGS_MAX_CONCURRENT_STREAMS its id in nghttp2's output (``HTTP2StreamLimitSetting``).
     var settingsRewriter = HTTP2SettingsRewriter()
     var nvStorage: [UInt8] = []
@@ -157,12 +163,14 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, onDataChunk)
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, onFrameReceived)
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onStreamClose)
-        // Called only for frames nghttp2 rejects (refused streams, protocol errors): never on the hot path.
+        // Called only for frames nghttp2 rejects (protocol errors): never on the hot path.
         nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks, onInvalidFrame)
+        // Called only for errors: tells a header block that nghttp2 goes on decoding without callbacks.
+        nghttp2_session_callbacks_set_error_callback2(callbacks, onSessionError)
         var option: OpaquePointer?
         nghttp2_option_new(&option)
         defer { nghttp2_option_del(option) }
-        // Enforce SETTINGS_MAX_CONCURRENT_STREAMS from the first request, before the ACK.
+        // At most 32 entries in one SETTINGS frame of the peer.
         nghttp2_option_set_max_settings(option, 32)
         // nghttp2 never learns SETTINGS_MAX_CONCURRENT_STREAMS (HTTP2StreamLimitSetting), and a server session keeps
         // that many closed streams for RFC 7540's priority tree: without this, every stream of the connection.
@@ -211,7 +219,6 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
     /// provider token arrives). Callers go through ``setStreamLimit(_:)``, which minds a fault's cut.
     func submitSettings(maxConcurrentStreams: UInt32) {
         guard let session, maxConcurrentStreams != advertisedMaxConcurrentStreams else { return }
-        advertisedMaxConcurrentStreams = maxConcurrentStreams
         // Under the placeholder id: nghttp2 must not enforce it (see HTTP2StreamLimitSetting); writeFrames gives it
         // SETTINGS_MAX_CONCURRENT_STREAMS' id on the wire.
         var settings = [
@@ -219,7 +226,9 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: UInt32(pipeline.options.maxHeaderListSize)),
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: 1 << 20),
         ]
-        nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count)
+        // Recorded only once queued: it is the limit new streams are refused against.
+        guard nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count) == 0 else { return }
+        advertisedMaxConcurrentStreams = maxConcurrentStreams
     }
 
     /// The time now: the read's while one is processed (no clock read per request on the hot path).
@@ -268,8 +277,11 @@ final class HTTP2ConnectionHandler: ConnectionHandler {
         scanner.scan(bytes) { type, streamID, length in
             if type == HTTP2FrameScanner.dataType {
                 if streamID != 0 && nghttp2_session_get_stream_user_data(session, streamID) == nil { discarded += length }
-            } else if nghttp2_session_find_stream(session, streamID) == nil {
-                // HEADERS or CONTINUATION that nghttp2 decoded for no stream (a closed one): no callback saw them.
+            } else if let stream = self.stream(streamID), !stream.headersIgnored {
+                // A block the callbacks saw (countDecodedHeaderField bounds it).
+            } else {
+                // HEADERS or CONTINUATION of no stream of ours (closed, refused, reset) or of a block nghttp2 went on
+                // decoding after an invalid field: decoded with no callback that could stop it.
                 ignoredHeaders += length
             }
         }

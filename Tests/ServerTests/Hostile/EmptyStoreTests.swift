@@ -9,7 +9,7 @@ import Testing
 /// would take it for a new database and the server would start empty beside `webhooks.sqlite`'s old outbox.
 /// Real `apns-sandbox serve` processes and SQLite files, no mocks.
 @Suite(.scaledTimeLimit(minutes: 3))
-struct EmptyStoreTests {
+struct HostileEmptyStoreTests {
     private static func writeConfiguration(in directory: String, name: String = "sandbox.json", storage: String = "") throws -> String {
         let key = directory + "/AuthKey.p8"
         if !FileManager.default.fileExists(atPath: key) {

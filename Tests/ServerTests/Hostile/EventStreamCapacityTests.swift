@@ -20,7 +20,7 @@ private struct EmptyLog: EventLogRepository {
     func pruneEvents(maxEvents: Int, olderThan cutoff: Int64) throws -> Int { 0 }
 }
 
-@Suite struct EventStreamCapacityTests {
+@Suite struct HostileEventStreamCapacityTests {
     private func makeHub(maxStreams: Int, perClient: Int) -> EventStreamHub {
         EventStreamHub(
             log: EmptyLog(), heartbeatSeconds: 3600,

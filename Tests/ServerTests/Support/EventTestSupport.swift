@@ -99,11 +99,11 @@ final class WebhookReceiver: Sendable {
             TestPaths.packageRoot + "/tests/python/webhook_receiver.py", "--secret", secret, "--port", "\(port)",
             "--fail-first", "\(failFirst)", "--status", "\(status)",
         ])
-        // Python can take seconds to start while the whole suite runs (200 polls of 25 ms were not always enough):
-        // a generous deadline, and an early end if it exits.
+        // Python can take long to start while the whole suite starts at once (a CI run saw the port printed between
+        // 30 and 37 s): a generous deadline, and an early end if it exits.
         var found: Int?
         let started = monotonicSeconds()
-        let deadline = started + TestTime.seconds(30)
+        let deadline = started + TestTime.seconds(90)
         while monotonicSeconds() < deadline, child.wait(timeout: 0) == nil {
             if let line = child.currentStdout.split(separator: "\n").first, let number = Int(line) {
                 found = number
