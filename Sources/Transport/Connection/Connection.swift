@@ -34,7 +34,9 @@ public struct ConnectionLimits: Sendable {
 /// it is read as EOF or seen (`EPOLLRDHUP`) while reading is paused: a client that shut down its side is
 /// treated as gone, as an EOF always was here, so what the connection holds is released and its
 /// handler cancels the work (a paused reader would otherwise never notice, and the level-triggered
-/// event would spin the loop).
+/// event would spin the loop). The one exception is a close lingering past its byte bound: the peer's
+/// unread input would turn the close into a reset of the answer still in flight, so it waits (unwatched)
+/// until the peer has acknowledged that answer, or the linger's deadline.
 ///
 /// The lifecycle (open, draining, lingering, closed; reading paused or not; timeouts) is decided by a
 /// ``ConnectionStateMachine``; this class does the I/O it asks for.
@@ -198,7 +200,15 @@ public final class Connection: Selectable, ConnectionContext {
         if writable { flush() }
         if readable && !isClosed { readFromSocket() }
         // (With `readable` the EOF is read first, after the bytes before it.)
-        if (hangup || peerShutdown) && !isClosed && !readable { close() }
+        guard (hangup || peerShutdown) && !isClosed && !readable else { return }
+        switch state.peerWentAway() {
+        case .close:
+            close()
+        case .closeIfAcknowledgedElseStopWatching:
+            // Past the linger's byte bound the peer's input is unread: closing now would reset the answer
+            // still in flight. Unwatched, the socket cannot spin the loop; the tick closes it once acknowledged.
+            if !closeIfAcknowledged() { loop.deregister(fd: fd, token: token) }
+        }
     }
 
     private func readFromSocket() {
@@ -281,8 +291,12 @@ public final class Connection: Selectable, ConnectionContext {
 
     /// Closes when the kernel holds nothing this side sent that the peer has not acknowledged: a close with
     /// unread input is a reset, and a reset drops what is still in flight (the answer the peer should read).
-    private func closeIfAcknowledged() {
-        if (Posix.unacknowledgedOutputBytes(fd) ?? 0) == 0 { close() }
+    /// - Returns: whether it closed.
+    @discardableResult
+    private func closeIfAcknowledged() -> Bool {
+        guard (Posix.unacknowledgedOutputBytes(fd) ?? 0) == 0 else { return false }
+        close()
+        return true
     }
 
     func tick(now: UInt64) {
