@@ -103,6 +103,11 @@ public final class Connection: Selectable, ConnectionContext {
     /// Bytes waiting to go to the socket.
     public var pendingOutputBytes: Int { plaintextOut.count + socketOut.count - socketOutOffset }
 
+    /// The most this connection held for its peer at some point: the high-water mark of its output buffer, or
+    /// what its handler still held when it closed (responses a zero-window HTTP/2 peer never took), whichever
+    /// is more. Set by ``close()``; what decides whether the close is worth a ``MemoryTrimmer`` trim.
+    public private(set) var peakHeldBytes = 0
+
     /// True while the TLS handshake is still running.
     public var isHandshaking: Bool { state.isHandshaking }
 
@@ -116,6 +121,7 @@ public final class Connection: Selectable, ConnectionContext {
         } else {
             socketOut.append(contentsOf: bytes)
         }
+        peakHeldBytes = max(peakHeldBytes, pendingOutputBytes)
     }
 
     /// Sends what is queued. Safe to call at any time on the loop; a no-op when nothing is queued.
@@ -279,6 +285,7 @@ public final class Connection: Selectable, ConnectionContext {
     /// Closes the socket now.
     public func close() {
         guard state.close() else { return }
+        peakHeldBytes = max(peakHeldBytes, pendingOutputBytes, handler?.heldOutputBytes ?? 0)
         loop.deregister(fd: fd, token: token)
         Glibc.close(fd)
         fd = -1
