@@ -107,6 +107,42 @@ import Testing
         #expect(machine.tick(now: 2 * Self.second) == .close, "the deadline closes whatever the peer acknowledged")
     }
 
+    /// The peer's FIN (or a hangup) closes at once — open, paused, draining, or lingering while still reading
+    /// (there the read sees the EOF first) — except past the linger's byte bound: its input is unread, so a
+    /// close now would be a reset that can drop the answer the peer has not read yet. There it closes only
+    /// once the peer has acknowledged everything sent, and stops watching the socket meanwhile (its hangup is
+    /// level-triggered); the tick asks again until the deadline closes it regardless.
+    @Test func aPeerLeavingPastTheByteBoundWaitsForItsAcknowledgement() {
+        var open = makeMachine()
+        open.setPausedByHandler(true)
+        _ = open.updateInterest(pendingBytes: 0, hasUnsentSocketBytes: false)
+        #expect(open.peerWentAway() == .close, "a paused reader whose peer left is gone")
+
+        var machine = makeMachine {
+            $0.lingerTimeout = 2 * Self.second
+            $0.lingerMaxBytes = 1000
+        }
+        _ = machine.requestClose()
+        #expect(machine.peerWentAway() == .close, "draining (not yet lingering): as before, the peer is gone")
+        var lingering = makeMachine {
+            $0.lingerTimeout = 2 * Self.second
+            $0.lingerMaxBytes = 1000
+        }
+        _ = lingering.requestClose()
+        _ = lingering.allOutputSent(pendingBytes: 0, now: 0)
+        _ = lingering.discardedWhileLingering(999)
+        #expect(lingering.peerWentAway() == .close, "below the bound the read saw the EOF: no unread input")
+        #expect(!lingering.isUnwatched)
+
+        _ = machine.allOutputSent(pendingBytes: 0, now: 0)
+        #expect(machine.discardedWhileLingering(1000) == [.peerShutdown])
+        #expect(machine.peerWentAway() == .closeIfAcknowledgedElseStopWatching, "never a blind close past the bound")
+        #expect(machine.isUnwatched && !machine.isClosed)
+        #expect(machine.updateInterest(pendingBytes: 0, hasUnsentSocketBytes: true) == nil, "unwatched: no registration")
+        #expect(machine.tick(now: Self.second) == .closeIfAcknowledged, "the tick closes once the peer acknowledged")
+        #expect(machine.tick(now: 2 * Self.second) == .close, "the deadline closes at the latest")
+    }
+
     /// A socket that refuses output and takes nothing for `writeStallTimeout` is closed; any byte it takes restarts the wait.
     @Test func aWriteStallClosesUnlessTheSocketTakesBytes() {
         var machine = makeMachine { $0.writeStallTimeout = 30 * Self.second }

@@ -22,6 +22,7 @@ final class EchoHandler: ConnectionHandler {
     func connectionTick(_ connection: any ConnectionContext, now: UInt64) {}
     func connectionBeginGracefulShutdown(_ connection: any ConnectionContext) { connection.closeAfterFlush() }
     func connectionDidClose(_ connection: any ConnectionContext) {}
+    var heldOutputBytes: Int { 0 }
 }
 
 final class EchoStats: Sendable {

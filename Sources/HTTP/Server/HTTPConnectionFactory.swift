@@ -65,4 +65,7 @@ final class ProtocolSniffer: ConnectionHandler {
     func connectionBeginGracefulShutdown(_ connection: any ConnectionContext) { connection.close() }
 
     func connectionDidClose(_ connection: any ConnectionContext) {}
+
+    /// Nothing is answered before the protocol is known.
+    var heldOutputBytes: Int { 0 }
 }

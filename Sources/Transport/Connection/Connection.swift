@@ -34,7 +34,9 @@ public struct ConnectionLimits: Sendable {
 /// it is read as EOF or seen (`EPOLLRDHUP`) while reading is paused: a client that shut down its side is
 /// treated as gone, as an EOF always was here, so what the connection holds is released and its
 /// handler cancels the work (a paused reader would otherwise never notice, and the level-triggered
-/// event would spin the loop).
+/// event would spin the loop). The one exception is a close lingering past its byte bound: the peer's
+/// unread input would turn the close into a reset of the answer still in flight, so it waits (unwatched)
+/// until the peer has acknowledged that answer, or the linger's deadline.
 ///
 /// The lifecycle (open, draining, lingering, closed; reading paused or not; timeouts) is decided by a
 /// ``ConnectionStateMachine``; this class does the I/O it asks for.
@@ -101,6 +103,11 @@ public final class Connection: Selectable, ConnectionContext {
     /// Bytes waiting to go to the socket.
     public var pendingOutputBytes: Int { plaintextOut.count + socketOut.count - socketOutOffset }
 
+    /// The most this connection held for its peer at some point: the high-water mark of its output buffer, or
+    /// what its handler still held when it closed (responses a zero-window HTTP/2 peer never took), whichever
+    /// is more. Set by ``close()``; what decides whether the close is worth a ``MemoryTrimmer`` trim.
+    public private(set) var peakHeldBytes = 0
+
     /// True while the TLS handshake is still running.
     public var isHandshaking: Bool { state.isHandshaking }
 
@@ -114,6 +121,7 @@ public final class Connection: Selectable, ConnectionContext {
         } else {
             socketOut.append(contentsOf: bytes)
         }
+        peakHeldBytes = max(peakHeldBytes, pendingOutputBytes)
     }
 
     /// Sends what is queued. Safe to call at any time on the loop; a no-op when nothing is queued.
@@ -198,7 +206,15 @@ public final class Connection: Selectable, ConnectionContext {
         if writable { flush() }
         if readable && !isClosed { readFromSocket() }
         // (With `readable` the EOF is read first, after the bytes before it.)
-        if (hangup || peerShutdown) && !isClosed && !readable { close() }
+        guard (hangup || peerShutdown) && !isClosed && !readable else { return }
+        switch state.peerWentAway() {
+        case .close:
+            close()
+        case .closeIfAcknowledgedElseStopWatching:
+            // Past the linger's byte bound the peer's input is unread: closing now would reset the answer
+            // still in flight. Unwatched, the socket cannot spin the loop; the tick closes it once acknowledged.
+            if !closeIfAcknowledged() { loop.deregister(fd: fd, token: token) }
+        }
     }
 
     private func readFromSocket() {
@@ -269,6 +285,7 @@ public final class Connection: Selectable, ConnectionContext {
     /// Closes the socket now.
     public func close() {
         guard state.close() else { return }
+        peakHeldBytes = max(peakHeldBytes, pendingOutputBytes, handler?.heldOutputBytes ?? 0)
         loop.deregister(fd: fd, token: token)
         Glibc.close(fd)
         fd = -1
@@ -281,8 +298,12 @@ public final class Connection: Selectable, ConnectionContext {
 
     /// Closes when the kernel holds nothing this side sent that the peer has not acknowledged: a close with
     /// unread input is a reset, and a reset drops what is still in flight (the answer the peer should read).
-    private func closeIfAcknowledged() {
-        if (Posix.unacknowledgedOutputBytes(fd) ?? 0) == 0 { close() }
+    /// - Returns: whether it closed.
+    @discardableResult
+    private func closeIfAcknowledged() -> Bool {
+        guard (Posix.unacknowledgedOutputBytes(fd) ?? 0) == 0 else { return false }
+        close()
+        return true
     }
 
     func tick(now: UInt64) {

@@ -12,6 +12,11 @@ public protocol ConnectionHandler: AnyObject {
     func connectionBeginGracefulShutdown(_ connection: any ConnectionContext)
     /// The peer closed its side (EOF) or the connection is gone; release resources.
     func connectionDidClose(_ connection: any ConnectionContext)
+    /// Response bytes held for the peer now (bodies not yet handed to the connection, plus its
+    /// ``ConnectionContext/pendingOutputBytes``). Read once, at the close before ``connectionDidClose(_:)``:
+    /// what is freed then decides whether the close is worth a trim (``MemoryTrimmer``). The HTTP handlers'
+    /// own `heldOutputBytes` (what their `ConnectionGuard` budgets) is the witness.
+    var heldOutputBytes: Int { get }
 }
 
 /// What a ``ConnectionHandler`` sees of its connection: facts about it, an output buffer, reading control

@@ -13,7 +13,10 @@
 ///
 /// Past `lingerMaxBytes` reading stops and the connection closes as soon as the peer has acknowledged
 /// everything sent (the connection asks the kernel): a close with unread bytes is a reset, which would
-/// drop an answer still in flight. A peer that acknowledges nothing is closed at the deadline, as before.
+/// drop an answer still in flight. The peer's FIN or hangup then changes nothing
+/// (``peerWentAway()``): the socket is no longer watched (epoll would report the hangup again on every
+/// wait) and the tick's ``TickAction/closeIfAcknowledged`` closes it. A peer that acknowledges nothing is
+/// closed at the deadline, as before.
 ///
 /// Beside the phase: whether the TLS handshake still runs, why reading is paused (output above the high
 /// watermark until it falls to the low one, or the handler asked), whether the handler waits for a drain
@@ -50,6 +53,16 @@ struct ConnectionStateMachine {
         case tickHandler
     }
 
+    /// The peer shut down its side (FIN) or the socket hung up, with nothing left to read that would show it.
+    enum PeerGoneAction: Equatable {
+        /// Close now: the peer is gone, and nothing sent is at stake.
+        case close
+        /// Lingering past `lingerMaxBytes` (unread input: a close now is a reset): close if the peer has
+        /// acknowledged everything sent, else stop watching the socket and leave the close to the tick
+        /// (``TickAction/closeIfAcknowledged``) or the deadline.
+        case closeIfAcknowledgedElseStopWatching
+    }
+
     enum ShutdownAction: Equatable {
         case none
         /// Close now: nothing worth finishing (a handshake, no handler).
@@ -74,6 +87,8 @@ struct ConnectionStateMachine {
     private(set) var writeBlockedSince: UInt64?
     /// The peer's bytes dropped while lingering.
     private(set) var lingerDiscardedBytes = 0
+    /// The socket is no longer registered with the loop (the peer left while the close waits for its acknowledgement).
+    private(set) var isUnwatched = false
 
     /// - Parameter isTLS: a TLS connection starts in its handshake.
     init(limits: ConnectionLimits, isTLS: Bool, createdAt: UInt64) {
@@ -156,6 +171,13 @@ struct ConnectionStateMachine {
         return updateInterest(pendingBytes: 0, hasUnsentSocketBytes: false) ?? interest
     }
 
+    /// The peer's FIN (`EPOLLRDHUP`) or a hangup arrived while no read follows to see it.
+    mutating func peerWentAway() -> PeerGoneAction {
+        guard hasLingeredEnough else { return .close }
+        isUnwatched = true
+        return .closeIfAcknowledgedElseStopWatching
+    }
+
     mutating func setPausedByHandler(_ paused: Bool) {
         isPausedByHandler = paused
     }
@@ -169,10 +191,10 @@ struct ConnectionStateMachine {
     }
 
     /// The interest the connection wants now: reading unless paused (always while lingering, to see the peer
-    /// go, until it has lingered enough), writing while the socket has bytes it refused, the peer's FIN always.
+    /// go, until it has lingered enough), writing while the socket has bytes it refused, the peer's FIN always (nothing once unwatched).
     /// - Returns: the new interest when it differs from the registered one (now recorded as registered).
     mutating func updateInterest(pendingBytes: Int, hasUnsentSocketBytes: Bool) -> Interest? {
-        guard phase != .closed else { return nil }
+        guard phase != .closed, !isUnwatched else { return nil }
         if pendingBytes > limits.outputHighWatermark {
             isPausedByOutput = true
         } else if pendingBytes <= limits.outputLowWatermark {

@@ -12,24 +12,36 @@ import Support
 /// mmap threshold to the size of each large block it frees (up to 32 MiB), so later ones come from the
 /// arenas. `malloc_trim(0)` gives back the free top of every arena and every free page inside them.
 ///
-/// ``connectionClosed()`` (every close, both HTTP versions) schedules one trim `delay` later on a queue of its
-/// own, unless one is already scheduled: a flood of closes costs one trim, and trims run at most once per
-/// `delay`, never on an event loop. What a closed connection's work frees later (a worker finishing a
+/// ``connectionClosed(heldBytes:)`` (every close, both HTTP versions) schedules one trim `delay` later on a
+/// queue of its own — only when the closing connection held at least ``thresholdBytes``
+/// (``defaultThresholdBytes``, 1 MiB) at some point (``Connection/peakHeldBytes``: its output buffer's high-water mark, or what its handler still
+/// held at the close): a close that freed kilobytes (a health check, one curl per push) gives glibc nothing
+/// worth walking its arenas for, and under steady churn would otherwise trim once a `delay` for ever. It is
+/// debounced: unless one is already scheduled, so a flood of closes costs one trim, and trims run at most once
+/// per `delay`, never on an event loop. What a closed connection's work frees later (a worker finishing a
 /// response nobody reads, the handler kept until then) is caught by follow-ups: a trim that gave memory back
-/// schedules another `delay` later, up to ``maxFollowUps`` in a row; one that found nothing ends the series. A trim takes each arena's lock in turn (a loop allocating in that
-/// arena meanwhile waits for it) and its cost grows with the free chunks it walks: measured in
-/// docs/security.md (Limits), with the RSS it gets back.
+/// schedules another `delay` later, up to ``maxFollowUps`` in a row; one that found nothing ends the series.
+/// A trim takes each arena's lock in turn (a loop allocating in that arena meanwhile waits for it) and its
+/// cost grows with the free chunks it walks: measured in docs/security.md ("Memory after a peer leaves"),
+/// with the RSS it gets back.
 ///
 /// Thread-safe: the pending flag is behind a lock, the trim runs on the trimmer's serial queue.
 public final class MemoryTrimmer: Sendable {
     /// How long after the first close since the last trim the next one runs.
     public let delayNanoseconds: UInt64
+    /// A close schedules a trim only if its connection held at least this many bytes at some point.
+    public let thresholdBytes: Int
     private let queue = DispatchQueue(label: "apns-sandbox.memory-trim", qos: .utility)
     private let state = Locked(State())
     private let logger: Logger
 
     /// Trims after the first of a series of closes, while each gives memory back.
     public static let maxFollowUps = 4
+    /// From the first close worth a trim to the trim (and between the trims of a series): 1 s.
+    public static let defaultDelayNanoseconds: UInt64 = 1_000_000_000
+    /// What a closing connection must have held at some point for its close to schedule a trim: 1 MiB (the
+    /// default output high watermark; a zero-window HTTP/2 peer makes one hold up to 16 MiB).
+    public static let defaultThresholdBytes = 1 << 20
 
     private struct State {
         var isScheduled = false
@@ -39,15 +51,23 @@ public final class MemoryTrimmer: Sendable {
         var nanoseconds: UInt64 = 0
     }
 
-    /// - Parameter delayNanoseconds: from the first close to its trim (1 s by default); 0 turns trimming off.
-    public init(delayNanoseconds: UInt64 = 1_000_000_000, logger: Logger) {
+    /// - Parameters:
+    ///   - delayNanoseconds: from the first close worth a trim to its trim; 0 turns trimming off.
+    ///   - thresholdBytes: the least a closing connection must have held for its close to be worth a trim.
+    public init(
+        delayNanoseconds: UInt64 = MemoryTrimmer.defaultDelayNanoseconds,
+        thresholdBytes: Int = MemoryTrimmer.defaultThresholdBytes, logger: Logger
+    ) {
         self.delayNanoseconds = delayNanoseconds
+        self.thresholdBytes = thresholdBytes
         self.logger = logger
     }
 
     /// A connection closed (what it held has been freed, or is being freed by the work it cancelled).
-    public func connectionClosed() {
-        guard delayNanoseconds > 0 else { return }
+    /// - Parameter heldBytes: the most it held at some point (``Connection/peakHeldBytes``); below
+    ///   ``thresholdBytes`` the close schedules nothing (a series already scheduled goes on).
+    public func connectionClosed(heldBytes: Int) {
+        guard delayNanoseconds > 0, heldBytes >= thresholdBytes else { return }
         let schedules = state.withLock { state in
             defer {
                 state.isScheduled = true

@@ -73,7 +73,10 @@ public final class TCPServer: @unchecked Sendable {
         /// How often connections get a `connectionTick` (nanoseconds).
         public var tickInterval: UInt64 = 200_000_000
         /// From a connection's close to the trim that gives freed memory back (``MemoryTrimmer``); 0: never.
-        public var memoryTrimDelay: UInt64 = 1_000_000_000
+        public var memoryTrimDelay: UInt64 = MemoryTrimmer.defaultDelayNanoseconds
+        /// The least a closing connection must have held (``Connection/peakHeldBytes``) for its close to
+        /// schedule a trim: smaller closes (health checks, a connection per push) cost none.
+        public var memoryTrimThresholdBytes = MemoryTrimmer.defaultThresholdBytes
 
         public init(listeners: [ListenerConfiguration]) {
             self.listeners = listeners
@@ -103,7 +106,9 @@ public final class TCPServer: @unchecked Sendable {
         self.factory = factory
         self.logger = logger
         self.loopStates = loops.map { LoopBound(LoopState(), loop: $0) }
-        self.memoryTrimmer = MemoryTrimmer(delayNanoseconds: configuration.memoryTrimDelay, logger: logger)
+        self.memoryTrimmer = MemoryTrimmer(
+            delayNanoseconds: configuration.memoryTrimDelay, thresholdBytes: configuration.memoryTrimThresholdBytes,
+            logger: logger)
     }
 
     /// The number of open connections across all loops.
@@ -216,7 +221,7 @@ public final class TCPServer: @unchecked Sendable {
                     onClose: { [self] closed in
                         state.value.connections[closed.id] = nil
                         self.release(client)
-                        self.memoryTrimmer.connectionClosed()
+                        self.memoryTrimmer.connectionClosed(heldBytes: closed.peakHeldBytes)
                     })
                 connection.handler = factory.makeHandler(for: connection)
                 state.value.connections[connection.id] = connection

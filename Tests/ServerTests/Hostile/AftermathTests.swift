@@ -14,9 +14,9 @@ struct HostileAftermathTests {
     /// 50 h2c connections with a zero flow-control window each open 100 large listings (~700 KB each) and
     /// hold them: the server keeps the responses it cannot send (within the output budget, up to 16 MiB a
     /// connection). Once the peer holds 200 MB more (or 45 s passed) it is killed — the kernel closes its
-    /// connections — and within 5 s the server's RSS must be back within 25 MB of where it was before the
-    /// attack: freed memory is handed back (``MemoryTrimmer``, 1 s after the closes), not kept in glibc's
-    /// arenas. Measured (debug build, 2-core VM): 71 → 451 MB, back to 64 MB within 1 s; without the trim
+    /// connections — and the server's RSS must come back within 25 MB of where it was before the attack (polled
+    /// for up to 15 s, scaled; measured within 5 s): freed memory is handed back (``MemoryTrimmer``, 1 s after
+    /// the closes of connections that held a megabyte or more), not kept in glibc's arenas. Measured (debug build, 2-core VM): 71 → 451 MB, back to 64 MB within 1 s; without the trim
     /// 70 → 313 MB and still 143 MB 30 s later (the issue's release build: 49 → 590 MB, 513–526 MB a minute later).
     @Test func memoryHeldForZeroWindowPeersIsHandedBackWhenTheyLeave() async throws {
         let server = try await HostileServer.start(limits: ["sendTimeoutSeconds": 60])
@@ -42,7 +42,7 @@ struct HostileAftermathTests {
         let left = monotonicSeconds()
         var after = server.rssMegabytes
         var samples = [Int(after)]
-        while after > before + 25 && monotonicSeconds() - left < TestTime.seconds(5) {
+        while after > before + 25 && monotonicSeconds() - left < TestTime.seconds(15) {
             try await Task.sleep(nanoseconds: 250_000_000)
             after = server.rssMegabytes
             samples.append(Int(after))
@@ -50,7 +50,7 @@ struct HostileAftermathTests {
         let seconds = monotonicSeconds() - left
         print("""
             hostile aftermath, zero window: RSS \(Int(before)) MB before, \(Int(peak)) MB peak, \(Int(after)) MB \
-            \(String(format: "%.2f", seconds)) s after the peer left (bound: before + 25 MB within 5 s; every 0.25 s: \(samples))
+            \(String(format: "%.2f", seconds)) s after the peer left (bound: before + 25 MB within \(Int(TestTime.seconds(15))) s; every 0.25 s: \(samples))
             """)
         #expect(server.isRunning)
         #expect(peak - before >= 120, "the peer made the server hold its responses: \(before) → \(peak) MB")
