@@ -68,10 +68,10 @@ struct ProviderRefusalCauseTests {
                      outcome: .rejected(403, "InvalidProviderToken"), cause: "issued 10 min in the future (max 60 s)"),
                 Case(name: "topic of another team", authorization: try server.token(issuedAt: now), topic: Fixture.otherTeamTopic,
                      outcome: .rejected(400, "TopicDisallowed"),
-                     cause: "token for another team than the topic's app: \(Fixture.otherTeamTopic) is team \(Fixture.otherTeamID)'s, key \(testKeyID) is team \(testTeamID)'s"),
+                     cause: #"token for another team than the topic's app: "\#(Fixture.otherTeamTopic)" is team \#(Fixture.otherTeamID)'s, key \#(testKeyID) is team \#(testTeamID)'s"#),
                 Case(name: "topic outside a scoped key", authorization: try server.token(Fixture.scopedKeyID, issuedAt: now), topic: Fixture.secondTopic,
                      outcome: .rejected(400, "TopicDisallowed"),
-                     cause: "key \(Fixture.scopedKeyID) may sign only for \(testTopic), not \(Fixture.secondTopic)"),
+                     cause: #"key \#(Fixture.scopedKeyID) may sign only for \#(testTopic), not "\#(Fixture.secondTopic)""#),
                 Case(name: "production key in development", authorization: try server.token(Fixture.productionKeyID, issuedAt: now),
                      outcome: .rejected(403, "BadEnvironmentKeyIdInToken"),
                      cause: "key \(Fixture.productionKeyID) is for production only; the push is for development"),
@@ -91,6 +91,33 @@ struct ProviderRefusalCauseTests {
                 #expect(item.whole ? cause == item.cause : cause.hasPrefix(item.cause), "\(item.name): \(cause)")
                 if case .rejected(_, let reason, _) = item.outcome { #expect(entry?["reason"] as? String == reason, "\(item.name)") }
             }
+        }
+    }
+
+    /// A topic or bundle ID in a cause is client text: quoted, escaped and cut at 32 characters, in the push log
+    /// and in the validate route's verdict — for a token push (a scoped key's topic) and a certificate push (a topic
+    /// the certificate does not name).
+    @Test func clientTextInACauseIsQuotedEscapedAndCut() async throws {
+        try await withProviderServer { server in
+            // No white space (that is BadTopic), but quotes and backslashes, and longer than 32 characters.
+            let topic = #"com.example.say"hi"to\C:\the-whole-wide-world"#
+            let shown = #""com.example.say\"hi\"to\\C:\\the-who…""#
+            let token = try server.token(Fixture.scopedKeyID)
+            let scoped = PushSpec.push(authorization: token, topic: topic)
+            expectReply(try await server.push(scoped, over: .h2c), .rejected(400, "TopicDisallowed"), for: scoped, transport: .h2c)
+            let expected = "key \(Fixture.scopedKeyID) may sign only for \(testTopic), not \(shown)"
+            #expect(try await server.logEntry(apnsID: scoped.expectedEcho ?? "")?["cause"] as? String == expected)
+            let body = try JSONSerialization.data(withJSONObject: ["token": token, "topic": topic])
+            let verdict = try await apiRequest(
+                "POST", "\(server.test.httpBase)/api/v1/provider-tokens/validate", String(decoding: body, as: UTF8.self))
+            #expect(verdict.json?["cause"] as? String == expected, "\(verdict.json ?? [:])")
+
+            let certificate = try server.clientCertificate(topics: [testTopic, Fixture.secondTopic])
+            let outside = PushSpec.push(authorization: nil, topic: topic)
+            let refused = try await server.push(outside, over: .h2TLS, curlArguments: certificate.curlArguments)
+            expectReply(refused, .rejected(400, "TopicDisallowed"), for: outside, transport: .h2TLS)
+            #expect(try await server.logEntry(apnsID: outside.expectedEcho ?? "")?["cause"] as? String
+                    == #"topic \#(shown) is not one of the client certificate's ("\#(testTopic)", "\#(Fixture.secondTopic)")"#)
         }
     }
 
