@@ -118,6 +118,38 @@ struct ProviderTokenValidationRouteTests {
         }
     }
 
+    /// Extreme issue times: `ageSeconds` is the sandbox time minus `iat` when that fits in 64 bits (an `iat` of 0, of
+    /// 19 digits), else `null` (an `iat` of -2⁶³, whose age would wrap round) — the verdict is a refusal either way.
+    @Test func ageOfAnExtremeIssueTime() async throws {
+        try await withProviderServer(configure: { $0.clock.virtual = true; $0.clock.frozen = true }) { server in
+            let keyFile = server.test.dataDirectory + "/AuthKey_\(testKeyID).p8"
+            let now = try await server.clockSeconds()
+            let cases: [(iat: String, age: Int64?, reason: String, cause: String)] = [
+                ("0", now, "ExpiredProviderToken", "issued \(now / 86400) days ago (max 60 min)"),
+                (#""9223372036854775807""#, now - Int64.max, "InvalidProviderToken",
+                 "issued \((Int64.max - now) / 86400) days in the future (max 60 s)"),
+                ("9223372036854775807", now - Int64.max, "InvalidProviderToken",
+                 "issued \((Int64.max - now) / 86400) days in the future (max 60 s)"),
+                ("-9223372036854775808", nil, "ExpiredProviderToken", "issued at -9223372036854775808, far too long ago"),
+            ]
+            for item in cases {
+                let token = try signedJWT(
+                    header: #"{"alg":"ES256","kid":"\#(testKeyID)"}"#, claims: #"{"iss":"\#(testTeamID)","iat":\#(item.iat)}"#,
+                    keyFile: keyFile)
+                let (status, verdict) = try await validate(server, ["token": token])
+                #expect(status == 200, "\(item.iat): \(verdict)")
+                #expect(verdict["valid"] as? Bool == false && verdict["reason"] as? String == item.reason, "\(item.iat): \(verdict)")
+                #expect(verdict["cause"] as? String == item.cause, "\(item.iat): \(verdict)")
+                #expect(verdict["signatureValid"] as? Bool == true, "\(item.iat): \(verdict)")
+                if let age = item.age {
+                    #expect((verdict["ageSeconds"] as? NSNumber)?.int64Value == age, "\(item.iat): \(verdict)")
+                } else {
+                    #expect(verdict["ageSeconds"] is NSNull, "\(item.iat): \(verdict)")
+                }
+            }
+        }
+    }
+
     /// Bad requests: not JSON, no token, an unknown field (named), a bad environment.
     @Test func refusesBadRequests() async throws {
         try await withProviderServer { server in
