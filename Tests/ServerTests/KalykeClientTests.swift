@@ -7,7 +7,9 @@ import Testing
 struct KalykeClientTests {
     /// Over TLS (h2 by ALPN) with the unmodified library: a token push (200, its apns-id), a bad device token
     /// (kalyke raises BadDeviceToken), a Live Activity update it builds (accepted as a push, 200) and a VoIP push
-    /// with a client certificate of the sandbox CA (200). The push log shows what the sandbox saw.
+    /// with a client certificate of the sandbox CA (200). The push log shows what the sandbox saw. The token of each
+    /// token push, as kalyke built it (read back by the script from the client it sent with), has `iat` as a JSON
+    /// string of digits — the leniency under test, which a kalyke that switched to a number would no longer exercise.
     @Test func tokenCertificateErrorAndLiveActivityPushes() async throws {
         try await withProviderServer { server in
             let certificate = try server.clientCertificate()
@@ -21,13 +23,20 @@ struct KalykeClientTests {
             let results = output.stdoutText.split(separator: "\n").compactMap { jsonObject(String($0)) }
             #expect(results.map { $0["case"] as? String } == ["token", "bad-device", "live-activity", "certificate"], "\(output)")
             #expect(results.map { $0["result"] as? String } == ["Success", "BadDeviceToken", "Success", "Success"], "\(output)")
+            for result in results.prefix(3) {
+                #expect(result["iat_type"] as? String == "string", "\(result)")
+                let iat = result["iat"] as? String ?? ""
+                #expect(!iat.isEmpty && iat.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }, "\(result)")
+            }
+            #expect(results.last?["iat_type"] is NSNull, "the certificate push has no token: \(results.last ?? [:])")
             let ids = results.compactMap { $0["apns_id"] as? String }
             #expect(ids.count == 3 && ids.allSatisfy(isLowercaseUUID), "\(results)")
 
             let log = try await server.pushLog()
             func entry(_ id: String) -> [String: Any]? { log.pushes.first { $0["apnsId"] as? String == id } }
             let token = try #require(entry(ids[0]))
-            #expect(token["authentication"] as? String == "token:\(testTeamID)/\(testKeyID)", "\(token)")
+            // The push with kalyke's string iat was accepted (as was the Live Activity update, below).
+            #expect(token["status"] as? Int == 200 && token["authentication"] as? String == "token:\(testTeamID)/\(testKeyID)", "\(token)")
             #expect(token["pushType"] as? String == "alert")
             let live = try #require(entry(ids[1]))
             #expect(live["pushType"] as? String == "liveactivity" && live["topic"] as? String == testTopic + ".push-type.liveactivity", "\(live)")

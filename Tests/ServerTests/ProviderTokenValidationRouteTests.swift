@@ -13,16 +13,17 @@ struct ProviderTokenValidationRouteTests {
     }
 
     /// For each cause: the endpoint's verdict (status, reason, cause) is what a real push with the token gets
-    /// (its answer, and its cause in the push log).
+    /// (its answer, and its cause in the push log), word for word. The sandbox clock stands still, so a time in a
+    /// cause (how old, how far ahead) is the same for the verdict and the push, whenever each is answered.
     @Test func agreesWithTheProviderEndpoint() async throws {
-        try await withProviderServer { server in
+        try await withProviderServer(configure: { $0.clock.virtual = true; $0.clock.frozen = true }) { server in
             let keyFile = server.test.dataDirectory + "/AuthKey_\(testKeyID).p8"
             let otherKey = server.keyDirectory + "/AuthKey_\(Fixture.secondTeamKeyID).p8"
-            let now = ProviderServer.now
+            let now = try await server.clockSeconds()
             let header = #"{"alg":"ES256","kid":"\#(testKeyID)"}"#
             let claims = #"{"iss":"\#(testTeamID)","iat":\#(now)}"#
             let cases: [(name: String, token: String, topic: String)] = [
-                ("valid", try server.token(), testTopic),
+                ("valid", try server.token(issuedAt: now), testTopic),
                 ("string iat", try signedJWT(header: header, claims: #"{"iss":"\#(testTeamID)","iat":"\#(now)"}"#, keyFile: keyFile), testTopic),
                 ("non-integer string iat", try signedJWT(header: header, claims: #"{"iss":"\#(testTeamID)","iat":"1e9"}"#, keyFile: keyFile), testTopic),
                 ("signature", try signedJWT(header: header, claims: claims, keyFile: otherKey), testTopic),
@@ -32,10 +33,12 @@ struct ProviderTokenValidationRouteTests {
                 ("not a JWT", "not.a-jwt", testTopic),
                 ("expired", try server.token(issuedAt: now - 3 * 3600), testTopic),
                 ("future", try server.token(issuedAt: now + 600), testTopic),
-                ("another team's app", try server.token(), Fixture.otherTeamTopic),
-                ("scoped key", try server.token(Fixture.scopedKeyID), Fixture.secondTopic),
-                ("production key", try server.token(Fixture.productionKeyID), testTopic),
+                ("another team's app", try server.token(issuedAt: now), Fixture.otherTeamTopic),
+                ("scoped key", try server.token(Fixture.scopedKeyID, issuedAt: now), Fixture.secondTopic),
+                ("production key", try server.token(Fixture.productionKeyID, issuedAt: now), testTopic),
             ]
+            // The causes that name a time, exactly (the clock stands still).
+            let timed = ["expired": "issued 3 h ago (max 60 min)", "future": "issued 10 min in the future (max 60 s)"]
             for item in cases {
                 let (status, verdict) = try await validate(server, ["token": item.token, "topic": item.topic])
                 #expect(status == 200, "\(item.name): \(verdict)")
@@ -52,20 +55,16 @@ struct ProviderTokenValidationRouteTests {
                 let logged = try await server.logEntry(apnsID: spec.expectedEcho ?? "")?["cause"] as? String
                 let cause = verdict["cause"] as? String ?? ""
                 #expect(!cause.isEmpty, "\(item.name): \(verdict)")
-                // The same words; a time may have moved by a second between the two.
-                if item.name == "future" || item.name == "expired" {
-                    #expect(logged?.hasPrefix(cause.prefix(9)) == true, "\(item.name): \(cause) vs \(logged ?? "nil")")
-                } else {
-                    #expect(logged == cause, "\(item.name): \(cause) vs \(logged ?? "nil")")
-                }
+                #expect(logged == cause, "\(item.name): \(cause) vs \(logged ?? "nil")")
+                if let expected = timed[item.name] { #expect(cause == expected, "\(item.name)") }
             }
         }
     }
 
     /// A valid token is explained in full: header and claims as decoded, its key, its age, the signature.
     @Test func explainsAValidToken() async throws {
-        try await withProviderServer { server in
-            let now = ProviderServer.now
+        try await withProviderServer(configure: { $0.clock.virtual = true; $0.clock.frozen = true }) { server in
+            let now = try await server.clockSeconds()
             let token = try server.token(Fixture.scopedKeyID, issuedAt: now - 120)
             let (status, verdict) = try await validate(server, ["token": "bearer " + token, "topic": testTopic, "environment": "production"])
             #expect(status == 200)
@@ -77,8 +76,8 @@ struct ProviderTokenValidationRouteTests {
             #expect(key["scope"] as? String == "topics" && key["topics"] as? [String] == [testTopic], "\(key)")
             #expect(key["environment"] as? String == "both")
             #expect(verdict["issuedAt"] as? Int == Int(now - 120))
-            let age = verdict["ageSeconds"] as? Int ?? -1
-            #expect((120...125).contains(age), "\(verdict)")
+            // The sandbox clock stands still: the age is exact.
+            #expect(verdict["ageSeconds"] as? Int == 120, "\(verdict)")
             #expect(verdict["maxAgeSeconds"] as? Int == 3600 && verdict["allowedSkewSeconds"] as? Int == 60)
             #expect(verdict["signatureValid"] as? Bool == true)
             #expect(verdict["environment"] as? String == "production" && verdict["topic"] as? String == testTopic)
@@ -116,6 +115,38 @@ struct ProviderTokenValidationRouteTests {
 
             let (_, garbage) = try await validate(server, ["token": "%%%"])
             #expect(garbage["header"] is NSNull && garbage["claims"] is NSNull && garbage["key"] is NSNull, "\(garbage)")
+        }
+    }
+
+    /// Extreme issue times: `ageSeconds` is the sandbox time minus `iat` when that fits in 64 bits (an `iat` of 0, of
+    /// 19 digits), else `null` (an `iat` of -2⁶³, whose age would wrap round) — the verdict is a refusal either way.
+    @Test func ageOfAnExtremeIssueTime() async throws {
+        try await withProviderServer(configure: { $0.clock.virtual = true; $0.clock.frozen = true }) { server in
+            let keyFile = server.test.dataDirectory + "/AuthKey_\(testKeyID).p8"
+            let now = try await server.clockSeconds()
+            let cases: [(iat: String, age: Int64?, reason: String, cause: String)] = [
+                ("0", now, "ExpiredProviderToken", "issued \(now / 86400) days ago (max 60 min)"),
+                (#""9223372036854775807""#, now - Int64.max, "InvalidProviderToken",
+                 "issued \((Int64.max - now) / 86400) days in the future (max 60 s)"),
+                ("9223372036854775807", now - Int64.max, "InvalidProviderToken",
+                 "issued \((Int64.max - now) / 86400) days in the future (max 60 s)"),
+                ("-9223372036854775808", nil, "ExpiredProviderToken", "issued at -9223372036854775808, far too long ago"),
+            ]
+            for item in cases {
+                let token = try signedJWT(
+                    header: #"{"alg":"ES256","kid":"\#(testKeyID)"}"#, claims: #"{"iss":"\#(testTeamID)","iat":\#(item.iat)}"#,
+                    keyFile: keyFile)
+                let (status, verdict) = try await validate(server, ["token": token])
+                #expect(status == 200, "\(item.iat): \(verdict)")
+                #expect(verdict["valid"] as? Bool == false && verdict["reason"] as? String == item.reason, "\(item.iat): \(verdict)")
+                #expect(verdict["cause"] as? String == item.cause, "\(item.iat): \(verdict)")
+                #expect(verdict["signatureValid"] as? Bool == true, "\(item.iat): \(verdict)")
+                if let age = item.age {
+                    #expect((verdict["ageSeconds"] as? NSNumber)?.int64Value == age, "\(item.iat): \(verdict)")
+                } else {
+                    #expect(verdict["ageSeconds"] is NSNull, "\(item.iat): \(verdict)")
+                }
+            }
         }
     }
 

@@ -13,8 +13,11 @@ points `_base_url` at the sandbox (`https://localhost:P`, a name the sandbox cer
 CA is trusted through SSL_CERT_FILE, which httpx2's default TLS context reads (also for the certificate
 client's `httpx2.create_ssl_context()`). ALPN offers h2 as with Apple.
 
-Cases, one JSON line each: {"case", "result", "apns_id"} — result "Success" or the name of the kalyke exception
-(kalyke raises the class named by Apple's reason, e.g. BadDeviceToken):
+Cases, one JSON line each: {"case", "result", "apns_id", "iat_type", "iat"} — result "Success" or the name of the
+kalyke exception (kalyke raises the class named by Apple's reason, e.g. BadDeviceToken); iat_type the JSON type
+("string", "number", …) of the `iat` claim of the token kalyke put in the authorization header of the client it
+built for the push (read from that client's headers, its claims part decoded), and iat its value; both null
+without a token (the certificate case):
 - token: ApnsClient, an alert (Payload with a PayloadAlert) to --device;
 - bad-device: the same client to --bad-device;
 - live-activity: LiveActivityClient, a LiveActivityPayload update with content-state to --device, topic
@@ -23,6 +26,7 @@ Cases, one JSON line each: {"case", "result", "apns_id"} — result "Success" or
 """
 import argparse
 import asyncio
+import base64
 import json
 import os
 import sys
@@ -61,18 +65,45 @@ from kalyke.exceptions import ApnsProviderException  # noqa: E402
 BASE = f"https://localhost:{args.port}"
 
 
+# The authorization header of each httpx2 client kalyke built (None without one), in order.
+AUTHORIZATIONS = []
+
+
 def at_sandbox(cls):
-    """`cls` with its Apple URL replaced by the sandbox's; everything else is kalyke's own."""
-    return type("Sandbox" + cls.__name__, (cls,), {"_base_url": property(lambda self: BASE)})
+    """`cls` with its Apple URL replaced by the sandbox's, and the authorization of each client it builds noted;
+    everything else is kalyke's own."""
+
+    def _init_client(self, apns_config):
+        client = cls._init_client(self, apns_config=apns_config)
+        AUTHORIZATIONS.append(client.headers.get("authorization"))
+        return client
+
+    return type("Sandbox" + cls.__name__, (cls,), {"_base_url": property(lambda self: BASE), "_init_client": _init_client})
+
+
+JSON_TYPES = {str: "string", int: "number", float: "number", bool: "boolean", type(None): "null", list: "array", dict: "object"}
+
+
+def issued_at(authorization):
+    """(JSON type, value) of the `iat` claim of `bearer <JWT>`, or (None, None) without a token."""
+    if not authorization:
+        return None, None
+    claims_part = authorization.split()[-1].split(".")[1]
+    claims = json.loads(base64.urlsafe_b64decode(claims_part + "=" * (-len(claims_part) % 4)))
+    if "iat" not in claims:
+        return "missing", None
+    return JSON_TYPES.get(type(claims["iat"]), type(claims["iat"]).__name__), claims["iat"]
 
 
 async def attempt(name, send):
+    built = len(AUTHORIZATIONS)
     try:
         apns_id = await send()
         result = "Success"
     except ApnsProviderException as error:
         apns_id, result = None, type(error).__name__
-    print(json.dumps({"case": name, "result": result, "apns_id": apns_id}), flush=True)
+    iat_type, iat = issued_at(AUTHORIZATIONS[-1] if len(AUTHORIZATIONS) > built else None)
+    print(json.dumps({"case": name, "result": result, "apns_id": apns_id, "iat_type": iat_type, "iat": iat}), flush=True)
 
 
 async def main():

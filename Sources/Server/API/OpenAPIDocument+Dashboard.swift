@@ -94,7 +94,7 @@ extension OpenAPIDocument {
                 "environment": { "type": "string", "enum": ["development", "production", "both"] } } } ],
                 "description": "the key the kid names; null when no kid could be read" },
               "issuedAt": { "type": ["integer", "null"], "description": "iat in seconds, null when the token does not parse" },
-              "ageSeconds": { "type": ["integer", "null"], "description": "sandbox time minus iat (negative: issued in the future)" },
+              "ageSeconds": { "type": ["integer", "null"], "description": "sandbox time minus iat (negative: issued in the future); null when there is no readable iat or the difference is beyond the range of a 64-bit integer" },
               "maxAgeSeconds": { "type": "integer", "description": "apns.tokenMaxAgeSeconds" },
               "allowedSkewSeconds": { "type": "integer", "description": "apns.tokenClockSkewSeconds" },
               "signatureValid": { "type": ["boolean", "null"], "description": "whether the signature verifies with the key; null when not checked (no token or unknown key)" },

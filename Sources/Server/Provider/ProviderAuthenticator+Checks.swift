@@ -55,7 +55,8 @@ extension ProviderAuthenticator {
         if let app = registry.app(bundleID: bundleID) {
             guard app.teamID == key.teamID else {
                 return .failure(APNsError(.topicDisallowed, cause:
-                    "token for another team than the topic's app: \(bundleID) is team \(app.teamID)'s, key \(key.keyID) is team \(key.teamID)'s"))
+                    "token for another team than the topic's app: \(ProviderToken.quoted(bundleID)) is team \(app.teamID)'s, "
+                    + "key \(key.keyID) is team \(key.teamID)'s"))
             }
         } else {
             guard settings.autoRegisterApps else { return .failure(Self.unknownApp(bundleID)) }
@@ -64,7 +65,7 @@ extension ProviderAuthenticator {
         guard key.allows(topic: topic, bundleID: bundleID) else {
             let topics: [String] = if case .topics(let listed) = key.scope { listed.sorted() } else { [] }
             return .failure(APNsError(.topicDisallowed,
-                cause: "key \(key.keyID) may sign only for \(topics.joined(separator: ", ")), not \(topic)"))
+                cause: "key \(key.keyID) may sign only for \(topics.joined(separator: ", ")), not \(ProviderToken.quoted(topic))"))
         }
         return .success(())
     }
@@ -76,7 +77,7 @@ extension ProviderAuthenticator {
     }
 
     static func unknownApp(_ bundleID: String) -> APNsError {
-        APNsError(.topicDisallowed, cause: "app \(bundleID) unknown to the sandbox (apns.autoRegisterApps is off)")
+        APNsError(.topicDisallowed, cause: "app \(ProviderToken.quoted(bundleID)) unknown to the sandbox (apns.autoRegisterApps is off)")
     }
 
     /// `UnrelatedKeyIdInToken`: a connection keeps the kind of key of its first push.

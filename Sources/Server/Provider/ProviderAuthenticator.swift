@@ -116,7 +116,8 @@ struct ProviderAuthenticator: Sendable {
         if let requested = headers.topic {
             guard allowedTopics.contains(requested) else {
                 return .failure(APNsError(.topicDisallowed,
-                    cause: "topic \(requested) is not one of the client certificate's (\(allowedTopics.joined(separator: ", ")))"))
+                    cause: "topic \(ProviderToken.quoted(requested)) is not one of the client certificate's "
+                        + "(\(allowedTopics.map(ProviderToken.quoted).joined(separator: ", ")))"))
             }
             topic = requested
         } else {

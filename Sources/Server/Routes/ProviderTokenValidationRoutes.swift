@@ -99,7 +99,9 @@ struct ProviderTokenValidationRoutes: Sendable {
             signatureValid: found.signatureValid, environment: environment.rawValue, topic: request.topic)
         if let token = found.token {
             explanation.issuedAt = token.issuedAt
-            explanation.ageSeconds = nowSeconds &- token.issuedAt
+            // nil when an extreme iat puts the age beyond Int64 (it is refused as too old or too far ahead anyway).
+            let (age, overflow) = nowSeconds.subtractingReportingOverflow(token.issuedAt)
+            explanation.ageSeconds = overflow ? nil : age
         }
         if let keyID = found.token?.keyID ?? header?["kid"]?.string {
             explanation.key = Self.keyInfo(keyID: keyID, key: found.key ?? authenticator.keys[keyID])
