@@ -174,13 +174,18 @@ final class ExecDriver: InstanceDriver {
         ticket.release()
         instance.logger.debug("extension process started", [("extension.pid", String(spawned.pid))])
         let limit = context.configuration.memoryLimitMB * 1024 * 1024
-        let process = reactor.add(spawned, limitBytes: limit) { [self] event in
-            instance.queue.async { self.handle(event, instance) }
-        }
-        reactor.write(Array((Self.requestMessage(context).serialized + "\n").utf8), to: process)
-        let (settled, expire) = state.withLock { state -> (Bool, Bool) in
+        let request = Array((Self.requestMessage(context).serialized + "\n").utf8)
+        // Added, sent its request and recorded in one step under the driver's lock: a decision (settle) or
+        // `timeWillExpire` on another thread sees either no process yet (and is handled below) or this one with its
+        // request queued first — never a process the reactor already counts that settle cannot find to kill.
+        // (The reactor's calls only queue work for its own thread; its events reach the driver through the queue.)
+        let (process, settled, expire) = state.withLock { state -> (ProcessReactor.Handle, Bool, Bool) in
+            let process = reactor.add(spawned, limitBytes: limit) { [self] event in
+                instance.queue.async { self.handle(event, instance) }
+            }
+            reactor.write(request, to: process)
             state.process = process
-            return (state.isSettled, state.expirePending)
+            return (process, state.isSettled, state.expirePending)
         }
         if expire { reactor.write(Self.expireMessage, to: process) }
         if settled {
