@@ -22,6 +22,8 @@ private func makeServer() throws -> LocalHTTPServer {
             .json(#"{"title":"Late"}"#, delay: 450)
         case "/hook-slow":
             .json(#"{"title":"Too late"}"#, delay: 3000)
+        case "/hook-slower":
+            .json(#"{"title":"Far too late"}"#, delay: 20_000)
         case "/hook-error":
             .json(#"{"error":"boom"}"#, status: 500)
         default:
@@ -159,12 +161,14 @@ private func makeServer() throws -> LocalHTTPServer {
         let lateResult = try late.wait()
         #expect(lateResult.outcome == .bestAttempt, "\(lateResult.timeline)")
         #expect(lateResult.content.title == "Too late")
+        // The timeout: an answer 20 s later (real time) than the request, which itself gives up after budget + grace
+        // + 1 s (11.3 s real): the advances below have that long, not the 3 s of /hook-slow, to come first.
         let start = clock.nowMilliseconds
-        let slow = harness.run(Self.push(server.url("/hook-slow"), budgetMs: 300, graceMs: 5000))
+        let slow = harness.run(Self.push(server.url("/hook-slower"), budgetMs: 300, graceMs: 10_000))
         #expect(waitUntil(seconds: 30) { server.received.count == 2 })
         clock.advance(byMilliseconds: 300)
         #expect(waitUntil { clock.pendingTaskCount == 1 })  // the grace timer
-        clock.advance(byMilliseconds: 4999)
+        clock.advance(byMilliseconds: 9999)
         #expect(slow.result == nil)
         clock.advance(byMilliseconds: 1)
         let timedOut = try slow.wait()
