@@ -20,19 +20,7 @@ struct HostileHPACKBombTests {
         var value: Int { lock.withLock { count } }
     }
 
-    /// An HPACK string literal without Huffman coding (RFC 7541 §5.2), its length with a 7-bit prefix.
-    private static func literal(_ text: String) -> [UInt8] {
-        let bytes = Array(text.utf8)
-        guard bytes.count >= 127 else { return [UInt8(bytes.count)] + bytes }
-        var encoded: [UInt8] = [127]
-        var rest = bytes.count - 127
-        while rest >= 128 {
-            encoded.append(UInt8(rest % 128 + 128))
-            rest /= 128
-        }
-        encoded.append(UInt8(rest))
-        return encoded + bytes
-    }
+    private static func literal(_ text: String) -> [UInt8] { HTTP2Frame.hpackLiteral(text) }
 
     /// `GET /healthz` on stream 1 that adds `x-bomb: <4,000 bytes>` to the dynamic table (literal with incremental
     /// indexing, RFC 7541 §6.2.1): entry size 4,038 of the default 4,096.

@@ -251,27 +251,29 @@ struct HTTP2Frame: Sendable {
                 UInt8(streamID & 0xFF)] + payload
     }
 
+    /// An HPACK string literal without Huffman coding (RFC 7541 §5.2): its length as an integer with a 7-bit
+    /// prefix (§5.1), then the bytes.
+    static func hpackLiteral(_ text: String) -> [UInt8] {
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 127 else { return [UInt8(bytes.count)] + bytes }
+        var encoded: [UInt8] = [127]
+        var rest = bytes.count - 127
+        while rest >= 128 {
+            encoded.append(UInt8(rest % 128 + 128))
+            rest /= 128
+        }
+        encoded.append(UInt8(rest))
+        return encoded + bytes
+    }
+
     /// An HPACK header block for a request: `:method` and `:scheme` from the static table, the
     /// rest as literals without indexing (no Huffman), so no dynamic table state is involved.
     static func requestHeaderBlock(method: String, path: String, authority: String = "e2e", extra: [(String, String)] = []) -> [UInt8] {
-        func string(_ text: String) -> [UInt8] {
-            // A string literal: H = 0, length as an HPACK integer with a 7-bit prefix (RFC 7541 §5.1).
-            let bytes = Array(text.utf8)
-            guard bytes.count >= 127 else { return [UInt8(bytes.count)] + bytes }
-            var encoded: [UInt8] = [127]
-            var rest = bytes.count - 127
-            while rest >= 128 {
-                encoded.append(UInt8(rest % 128 + 128))
-                rest /= 128
-            }
-            encoded.append(UInt8(rest))
-            return encoded + bytes
-        }
         var block: [UInt8] = [method == "GET" ? 0x82 : 0x83, 0x86]  // :method GET|POST, :scheme http
-        block += [0x04] + string(path)  // :path (static name index 4)
-        block += [0x01] + string(authority)  // :authority (static name index 1)
+        block += [0x04] + hpackLiteral(path)  // :path (static name index 4)
+        block += [0x01] + hpackLiteral(authority)  // :authority (static name index 1)
         for (name, value) in extra {
-            block += [0x00] + string(name) + string(value)
+            block += [0x00] + hpackLiteral(name) + hpackLiteral(value)
         }
         return block
     }
