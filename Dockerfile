@@ -12,10 +12,12 @@ WORKDIR /src
 COPY scripts/setup scripts/setup
 RUN scripts/setup && rm -rf /var/lib/apt/lists/*
 COPY . .
+# Debug info stripped (12 MB); the symbol table stays, so a crash report still names the functions.
 RUN swift build -c release --product apns-sandbox --static-swift-stdlib \
  && bin="$(swift build -c release --product apns-sandbox --static-swift-stdlib --show-bin-path)" \
  && mkdir -p /staging \
  && cp "$bin/apns-sandbox" /staging/ \
+ && strip --strip-debug /staging/apns-sandbox \
  && find "$bin" -maxdepth 1 -name '*.resources' -exec cp -R {} /staging/ \;
 
 # ---- runtime ----------------------------------------------------------------------------------------
@@ -32,11 +34,13 @@ RUN apt-get update \
  && mkdir -p /app/config /data \
  && chown apns:apns /data
 
-COPY --from=build /staging/ /usr/local/bin/
 # Port 443 as the non-root user: the one capability binding it needs, on the binary only (Docker's default
 # capability set includes it; where capabilities are dropped or no-new-privileges is set, lower
-# net.ipv4.ip_unprivileged_port_start instead, as docker-compose.yml does).
-RUN setcap cap_net_bind_service=+ep /usr/local/bin/apns-sandbox
+# net.ipv4.ip_unprivileged_port_start instead, as docker-compose.yml does). Copied and given the capability in one
+# step: a `setcap` after a COPY would store the whole binary a second time in a layer of its own.
+RUN --mount=type=bind,from=build,source=/staging,target=/staging \
+    cp -R /staging/. /usr/local/bin/ \
+ && setcap cap_net_bind_service=+ep /usr/local/bin/apns-sandbox
 COPY config/ /app/config/
 
 WORKDIR /app

@@ -1,5 +1,6 @@
-// APNs Sandbox — the Docker files, checked without a Docker engine: the compose file parses, the image's
+// APNs Sandbox — the Docker files, checked without a container engine: the compose file parses, the image's
 // settings listen on Apple's ports, and the image's way to 443 (a file capability, a non-root user) works.
+// scripts/image builds and runs the image itself (docs/container.md).
 import Foundation
 @testable import Server
 import Testing
