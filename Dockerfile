@@ -23,24 +23,26 @@ RUN swift build -c release --product apns-sandbox --static-swift-stdlib \
 # ---- runtime ----------------------------------------------------------------------------------------
 FROM debian:bookworm-slim
 # Only the shared libraries the binary links (the Swift runtime is linked in statically):
-# OpenSSL, nghttp2, SQLite, zlib, libcurl (URLSession: media downloads, webhook extensions), libstdc++
-# (Swift runtime), plus CA certificates.
+# OpenSSL, nghttp2, SQLite, zlib, libcurl (URLSession: media downloads, webhook extensions), libcap (port 443,
+# below), libstdc++ (Swift runtime), plus CA certificates.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        libssl3 libnghttp2-14 libsqlite3-0 zlib1g libcurl4 libstdc++6 ca-certificates libcap2-bin \
+        libssl3 libnghttp2-14 libsqlite3-0 zlib1g libcurl4 libcap2 libstdc++6 ca-certificates libcap2-bin \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 apns \
  && useradd --system --uid 10001 --gid apns --home-dir /app --no-create-home --shell /usr/sbin/nologin apns \
  && mkdir -p /app/config /data \
  && chown apns:apns /data
 
-# Port 443 as the non-root user: the one capability binding it needs, on the binary only (Docker's default
-# capability set includes it; where capabilities are dropped or no-new-privileges is set, lower
-# net.ipv4.ip_unprivileged_port_start instead, as docker-compose.yml does). Copied and given the capability in one
-# step: a `setcap` after a COPY would store the whole binary a second time in a layer of its own.
+# Port 443 as the non-root user: the one capability binding it needs, on the binary only, *permitted* and not
+# effective (+p): the server raises it while its listeners bind and drops it after (Sources/Transport/Socket/
+# BindCapability.swift), and the binary still starts where the capability cannot be granted (--cap-drop ALL; with
+# +ep the kernel would refuse to run it). Where it is not granted or no-new-privileges is set, 443 needs
+# net.ipv4.ip_unprivileged_port_start=0, as Docker sets by default and docker-compose.yml sets explicitly. Copied
+# and given the capability in one step: a `setcap` after a COPY would store the binary again in a layer of its own.
 RUN --mount=type=bind,from=build,source=/staging,target=/staging \
     cp -R /staging/. /usr/local/bin/ \
- && setcap cap_net_bind_service=+ep /usr/local/bin/apns-sandbox
+ && setcap cap_net_bind_service=+p /usr/local/bin/apns-sandbox
 COPY config/ /app/config/
 
 WORKDIR /app

@@ -20,6 +20,8 @@ let package = Package(
         .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // Process capabilities (libcap): CAP_NET_BIND_SERVICE raised for binding ports below 1024.
+        .systemLibrary(name: "CCap", pkgConfig: "libcap", providers: [.apt(["libcap-dev"])]),
         // Linux syscalls that Glibc's Swift module hides (epoll, eventfd, timerfd, accept4).
         .target(name: "CLinuxSystem", cSettings: [.define("_GNU_SOURCE")]),
         // Starting exec extensions with PR_SET_PDEATHSIG, and the guardian that kills their groups when the server dies.
@@ -31,7 +33,7 @@ let package = Package(
         .target(name: "Support", dependencies: ["CLinuxSystem"], swiftSettings: strict),
         .target(name: "APNsProtocol", dependencies: ["Support"], swiftSettings: strict),
         .target(name: "Sandbox", dependencies: ["APNsProtocol", "Support"], swiftSettings: strict),
-        .target(name: "Transport", dependencies: ["Support", "CLinuxSystem", "COpenSSL", "CLibShims"], swiftSettings: strict),
+        .target(name: "Transport", dependencies: ["Support", "CLinuxSystem", "COpenSSL", "CLibShims", "CCap"], swiftSettings: strict),
         .target(name: "HTTP", dependencies: ["Support", "Transport", "CNGHTTP2", "CZlib", "CLibShims"], swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["Support", "COpenSSL", "CLibShims"], swiftSettings: strict),
         // The metrics registry (counters, gauges, histograms) and Prometheus' text format; no project module.

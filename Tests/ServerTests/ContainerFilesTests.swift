@@ -75,12 +75,13 @@ import Testing
         #expect(configuration.listeners.allSatisfy { $0.host == "::" })
         let dockerfile = try String(contentsOfFile: TestPaths.packageRoot + "/Dockerfile", encoding: .utf8)
         #expect(dockerfile.contains("RUN scripts/setup "), "the build stage installs with scripts/setup, as CI does")
-        #expect(dockerfile.contains("setcap cap_net_bind_service=+ep /usr/local/bin/apns-sandbox"))
+        #expect(dockerfile.contains("setcap cap_net_bind_service=+p /usr/local/bin/apns-sandbox"))
         #expect(dockerfile.contains("USER apns") && dockerfile.contains("EXPOSE 443 2197 8080"))
     }
 
-    /// What the container does, on this machine: a copy of the binary with the image's capability, run as a
-    /// non-root user with the image's ENV and the shipped config, serves TLS on 443 and 2197; the example
+    /// What the container does, on this machine: a copy of the binary with the image's capability (permitted, not
+    /// effective), run as a non-root user with the image's ENV and the shipped config, serves TLS on 443 and 2197
+    /// and holds no capability once its listeners are bound; the example
     /// backend with the compose file's settings (demo key, the CA as SSL_CERT_FILE) pushes through 443.
     /// Needs root (to set the capability and change user), as CI runs.
     @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/setcap")))
@@ -99,7 +100,7 @@ import Testing
             #expect(chmod(path, path.hasSuffix(".p8") || path.hasSuffix(".json") ? 0o644 : 0o755) == 0)
         }
         #expect(chown(directory + "/data", 65534, 65534) == 0)
-        let capability = try await run("/usr/sbin/setcap", args: ["cap_net_bind_service=+ep", binary])
+        let capability = try await run("/usr/sbin/setcap", args: ["cap_net_bind_service=+p", binary])
         #expect(capability.status == 0, "\(capability)")
 
         var environment = try Self.dockerfileEnvironment()
@@ -112,6 +113,10 @@ import Testing
              "--http-port", String(port)]
         }
         defer { server.send(signal: SIGKILL); _ = server.finish(timeout: 5) }
+        // The capability is permitted only (+p): the server raised it to bind 443, then gave it up for good.
+        let status = try String(contentsOfFile: "/proc/\(server.pid)/status", encoding: .utf8)
+        let sets = status.split(separator: "\n").filter { $0.hasPrefix("CapPrm:") || $0.hasPrefix("CapEff:") }
+        #expect(sets.count == 2 && sets.allSatisfy { $0.hasSuffix("0000000000000000") }, "\(sets)")
 
         let sender = try await run("/usr/bin/env", args: [
             "python3", TestPaths.packageRoot + "/tests/python/example_backend.py", "--port", "443",

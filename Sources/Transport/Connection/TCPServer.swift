@@ -34,7 +34,7 @@ public struct ListenerError: Error, Sendable, CustomStringConvertible {
             if system.errno == EADDRINUSE {
                 text += " (another process has this port: stop it, or choose another port for this listener)"
             } else if system.errno == EACCES {
-                text += " (ports below 1024 need privileges: choose a port of 1024 or above)"
+                text += " (ports below 1024 need CAP_NET_BIND_SERVICE or a lower sysctl net.ipv4.ip_unprivileged_port_start: choose a port of 1024 or above)"
             } else if system.errno == EADDRNOTAVAIL {
                 text += " (this machine has no such address)"
             }
@@ -122,17 +122,26 @@ public final class TCPServer: @unchecked Sendable {
         let acceptLoop = loops[0]
         var bound: [BoundListener] = []
         var made: [LoopBound<Acceptor>] = []
-        for listener in configuration.listeners {
-            let fd: Int32
-            let address: SocketAddress
-            do {
-                address = try SocketAddress(host: listener.host, port: listener.port)
-                fd = try Posix.makeListeningSocket(address: address, backlog: 1024, reusePort: false)
-            } catch {
-                // The listeners bound so far stop again: a failed start leaves nothing listening.
-                for acceptor in made { try? runOnLoop(acceptLoop) { acceptor.value.stop() } }
-                throw ListenerError(listener: listener.name, host: listener.host, port: listener.port, underlying: error)
+        // Every listener bound first (ports below 1024, 443 in the container image, through the binary's permitted
+        // CAP_NET_BIND_SERVICE, given up once they are bound), then each starts accepting.
+        var sockets: [(address: SocketAddress, fd: Int32)] = []
+        do {
+            try BindCapability.whileBinding(ports: configuration.listeners.map(\.port)) {
+                for listener in configuration.listeners {
+                    do {
+                        let address = try SocketAddress(host: listener.host, port: listener.port)
+                        sockets.append((address, try Posix.makeListeningSocket(address: address, backlog: 1024, reusePort: false)))
+                    } catch {
+                        throw ListenerError(listener: listener.name, host: listener.host, port: listener.port, underlying: error)
+                    }
+                }
             }
+        } catch {
+            // A failed start leaves nothing listening.
+            for socket in sockets { close(socket.fd) }
+            throw error
+        }
+        for (listener, (address, fd)) in zip(configuration.listeners, sockets) {
             let local = (try? Posix.localAddress(of: fd)) ?? address
             let acceptor = Acceptor(fd: fd, configuration: listener, server: self)
             let box = LoopBound(acceptor, loop: acceptLoop)
