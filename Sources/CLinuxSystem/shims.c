@@ -70,6 +70,8 @@ int CLinuxSystem_unacknowledged_output(int fd) {
 
 int CLinuxSystem_malloc_trim(void) { return malloc_trim(0); }
 
+size_t CLinuxSystem_malloc_in_use(void) { return mallinfo2().uordblks; }
+
 int CLinuxSystem_set_thread_niceness(int niceness) {
     return setpriority(PRIO_PROCESS, (id_t)gettid(), niceness);
 }

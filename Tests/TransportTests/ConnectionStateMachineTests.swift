@@ -84,34 +84,38 @@ import Testing
     }
 
     /// A lingering connection drops the peer's bytes only up to `lingerMaxBytes` (an upload that goes on after
-    /// its 413): then it stops reading and each tick asks to close once the peer has acknowledged what was sent
-    /// (a close with unread bytes is a reset); the deadline still closes one that never acknowledges.
+    /// its 413): then it stops reading and, once `lingerReadGrace` has passed (the peer's time to read the
+    /// answer), each tick asks to close once the peer has acknowledged what was sent (a close with unread bytes
+    /// is a reset); the deadline still closes one that never acknowledges.
     @Test func lingeringStopsReadingPastItsByteBound() {
         var machine = makeMachine {
             $0.lingerTimeout = 2 * Self.second
             $0.lingerMaxBytes = 1000
+            $0.lingerReadGrace = Self.second / 2
         }
-        #expect(machine.discardedWhileLingering(500) == nil, "not lingering: nothing counted")
+        #expect(machine.discardedWhileLingering(500, now: 0) == nil, "not lingering: nothing counted")
         #expect(machine.lingerDiscardedBytes == 0)
         _ = machine.requestClose()
         #expect(machine.allOutputSent(pendingBytes: 0, now: 0) == .shutDownWriteSide(nil))
-        #expect(machine.discardedWhileLingering(600) == nil, "below the bound: reading goes on")
+        #expect(machine.discardedWhileLingering(600, now: 0) == nil, "below the bound: reading goes on")
         #expect(machine.tick(now: Self.second / 2) == .none)
         #expect(!machine.hasLingeredEnough)
-        #expect(machine.discardedWhileLingering(400) == [.peerShutdown], "at the bound: reading stops, the FIN is still seen")
+        #expect(machine.discardedWhileLingering(400, now: Self.second / 2) == [.peerShutdown],
+                "at the bound: reading stops, the FIN is still seen")
         #expect(machine.hasLingeredEnough)
-        #expect(machine.discardedWhileLingering(100) == nil, "told once")
+        #expect(machine.discardedWhileLingering(100, now: Self.second / 2) == nil, "told once")
         #expect(machine.lingerDiscardedBytes == 1000)
         #expect(machine.updateInterest(pendingBytes: 0, hasUnsentSocketBytes: false) == nil, "no read interest comes back")
+        #expect(machine.tick(now: Self.second / 2 + Self.second / 4) == .none, "the peer's time to read the answer")
         #expect(machine.tick(now: Self.second) == .closeIfAcknowledged)
         #expect(machine.tick(now: 2 * Self.second) == .close, "the deadline closes whatever the peer acknowledged")
     }
 
     /// The peer's FIN (or a hangup) closes at once — open, paused, draining, or lingering while still reading
     /// (there the read sees the EOF first) — except past the linger's byte bound: its input is unread, so a
-    /// close now would be a reset that can drop the answer the peer has not read yet. There it closes only
-    /// once the peer has acknowledged everything sent, and stops watching the socket meanwhile (its hangup is
-    /// level-triggered); the tick asks again until the deadline closes it regardless.
+    /// close now would be a reset that can drop the answer the peer has not read yet. There it stops watching
+    /// the socket (its hangup is level-triggered) and the tick closes once the grace has passed and the peer
+    /// has acknowledged everything sent, or at the deadline regardless.
     @Test func aPeerLeavingPastTheByteBoundWaitsForItsAcknowledgement() {
         var open = makeMachine()
         open.setPausedByHandler(true)
@@ -121,6 +125,7 @@ import Testing
         var machine = makeMachine {
             $0.lingerTimeout = 2 * Self.second
             $0.lingerMaxBytes = 1000
+            $0.lingerReadGrace = Self.second / 2
         }
         _ = machine.requestClose()
         #expect(machine.peerWentAway() == .close, "draining (not yet lingering): as before, the peer is gone")
@@ -130,13 +135,13 @@ import Testing
         }
         _ = lingering.requestClose()
         _ = lingering.allOutputSent(pendingBytes: 0, now: 0)
-        _ = lingering.discardedWhileLingering(999)
+        _ = lingering.discardedWhileLingering(999, now: 0)
         #expect(lingering.peerWentAway() == .close, "below the bound the read saw the EOF: no unread input")
         #expect(!lingering.isUnwatched)
 
         _ = machine.allOutputSent(pendingBytes: 0, now: 0)
-        #expect(machine.discardedWhileLingering(1000) == [.peerShutdown])
-        #expect(machine.peerWentAway() == .closeIfAcknowledgedElseStopWatching, "never a blind close past the bound")
+        #expect(machine.discardedWhileLingering(1000, now: 0) == [.peerShutdown])
+        #expect(machine.peerWentAway() == .stopWatching, "never a blind close past the bound")
         #expect(machine.isUnwatched && !machine.isClosed)
         #expect(machine.updateInterest(pendingBytes: 0, hasUnsentSocketBytes: true) == nil, "unwatched: no registration")
         #expect(machine.tick(now: Self.second) == .closeIfAcknowledged, "the tick closes once the peer acknowledged")

@@ -39,6 +39,8 @@ int CLinuxSystem_unacknowledged_output(int fd);
 /// glibc's `malloc_trim(0)`: gives the free memory at the top of the heap and free whole pages inside every
 /// arena back to the kernel; 1 when memory was released. Takes each arena's lock in turn.
 int CLinuxSystem_malloc_trim(void);
+/// glibc's `mallinfo2().uordblks`: the bytes of heap allocations in use now (every arena; mmapped blocks apart).
+size_t CLinuxSystem_malloc_in_use(void);
 /// Ignores SIGPIPE process-wide (writes to closed sockets return EPIPE instead).
 void CLinuxSystem_ignore_sigpipe(void);
 /// 1 when this library was compiled with ThreadSanitizer (`swift build --sanitize=thread`), else 0.

@@ -17,6 +17,11 @@ public struct ConnectionLimits: Sendable {
     /// The most of the peer's bytes a closing connection reads and drops (an upload that goes on after its
     /// 413): past it, it closes once the peer has acknowledged everything sent (``ConnectionStateMachine``).
     public var lingerMaxBytes: Int = 1 << 20
+    /// Past `lingerMaxBytes`, how long the peer has to read the answer before the connection closes with the
+    /// peer's input unread (a reset): reading has stopped, so an uploading peer is blocked on a full window and
+    /// its next poll finds the answer. Closing at once lost it to a client that was between two polls (curl:
+    /// "Send failure: Broken pipe" instead of the 413).
+    public var lingerReadGrace: UInt64 = 500_000_000
     /// A connection whose socket has refused output for this long without taking any of it (the peer
     /// stopped reading) is closed, releasing what it holds (nanoseconds).
     public var writeStallTimeout: UInt64 = 30_000_000_000
@@ -210,10 +215,10 @@ public final class Connection: Selectable, ConnectionContext {
         switch state.peerWentAway() {
         case .close:
             close()
-        case .closeIfAcknowledgedElseStopWatching:
-            // Past the linger's byte bound the peer's input is unread: closing now would reset the answer
-            // still in flight. Unwatched, the socket cannot spin the loop; the tick closes it once acknowledged.
-            if !closeIfAcknowledged() { loop.deregister(fd: fd, token: token) }
+        case .stopWatching:
+            // Past the linger's byte bound the peer's input is unread: closing now would reset the answer it
+            // may not have read. Unwatched, the socket cannot spin the loop; the tick closes it after the grace.
+            loop.deregister(fd: fd, token: token)
         }
     }
 
@@ -235,10 +240,8 @@ public final class Connection: Selectable, ConnectionContext {
         lastReadAt = MonotonicClock.nanoseconds()
         if state.isLingering {
             // Discard: we are only waiting for the peer to go away, and not for ever.
-            if let interest = state.discardedWhileLingering(count) {
-                register(interest)
-                closeIfAcknowledged()
-            }
+            // Past the byte bound reading stops; the tick closes once the peer had time to read the answer.
+            if let interest = state.discardedWhileLingering(count, now: lastReadAt) { register(interest) }
             return
         }
         let bytes = UnsafeRawBufferPointer(start: buffer.baseAddress, count: count)

@@ -8,15 +8,16 @@
 /// `draining`: nothing more is accepted from the handler or delivered to it (TLS), what is queued goes out →
 /// (everything sent, ``allOutputSent(pendingBytes:now:)``) `lingering`: the write side is shut down and the
 /// peer's bytes are read and dropped until it closes, `lingerTimeout` passes, or `lingerMaxBytes` have been
-/// dropped (``discardedWhileLingering(_:)``) → `closed`. ``close()`` ends any phase at once (EOF, a socket
+/// dropped (``discardedWhileLingering(_:now:)``) → `closed`. ``close()`` ends any phase at once (EOF, a socket
 /// error, a timeout from ``tick(now:)``).
 ///
-/// Past `lingerMaxBytes` reading stops and the connection closes as soon as the peer has acknowledged
-/// everything sent (the connection asks the kernel): a close with unread bytes is a reset, which would
-/// drop an answer still in flight. The peer's FIN or hangup then changes nothing
-/// (``peerWentAway()``): the socket is no longer watched (epoll would report the hangup again on every
-/// wait) and the tick's ``TickAction/closeIfAcknowledged`` closes it. A peer that acknowledges nothing is
-/// closed at the deadline, as before.
+/// Past `lingerMaxBytes` reading stops, and the connection closes once `lingerReadGrace` has passed and the
+/// peer has acknowledged everything sent (the connection asks the kernel): a close with unread bytes is a
+/// reset, which drops an answer still in flight, and makes a client that is still writing fail its write
+/// before it has read the answer; with reading stopped, the grace lets it find the answer on its next poll.
+/// The peer's FIN or hangup then changes nothing (``peerWentAway()``): the socket is no longer watched
+/// (epoll would report the hangup again on every wait) and the tick's ``TickAction/closeIfAcknowledged``
+/// closes it. A peer that acknowledges nothing is closed at the deadline, as before.
 ///
 /// Beside the phase: whether the TLS handshake still runs, why reading is paused (output above the high
 /// watermark until it falls to the low one, or the handler asked), whether the handler waits for a drain
@@ -47,7 +48,8 @@ struct ConnectionStateMachine {
         case none
         /// Close now (write stall, linger over, handshake too slow).
         case close
-        /// Lingering past `lingerMaxBytes`: close now if the peer has acknowledged everything sent.
+        /// Lingering past `lingerMaxBytes` for `lingerReadGrace`: close now if the peer has acknowledged
+        /// everything sent.
         case closeIfAcknowledged
         /// Give the handler its tick (its own timeouts).
         case tickHandler
@@ -57,10 +59,9 @@ struct ConnectionStateMachine {
     enum PeerGoneAction: Equatable {
         /// Close now: the peer is gone, and nothing sent is at stake.
         case close
-        /// Lingering past `lingerMaxBytes` (unread input: a close now is a reset): close if the peer has
-        /// acknowledged everything sent, else stop watching the socket and leave the close to the tick
-        /// (``TickAction/closeIfAcknowledged``) or the deadline.
-        case closeIfAcknowledgedElseStopWatching
+        /// Lingering past `lingerMaxBytes` (unread input: a close now is a reset): stop watching the socket and
+        /// leave the close to the tick (``TickAction/closeIfAcknowledged``, after `lingerReadGrace`) or the deadline.
+        case stopWatching
     }
 
     enum ShutdownAction: Equatable {
@@ -87,6 +88,8 @@ struct ConnectionStateMachine {
     private(set) var writeBlockedSince: UInt64?
     /// The peer's bytes dropped while lingering.
     private(set) var lingerDiscardedBytes = 0
+    /// When `lingerDiscardedBytes` reached `lingerMaxBytes` (reading stopped).
+    private(set) var lingeredEnoughAt: UInt64?
     /// The socket is no longer registered with the loop (the peer left while the close waits for its acknowledgement).
     private(set) var isUnwatched = false
 
@@ -161,13 +164,14 @@ struct ConnectionStateMachine {
     }
 
     /// `count` bytes of the peer were read and dropped while lingering.
-    /// - Returns: the interest to register when this reached `lingerMaxBytes` (reading stops: the caller
-    ///   closes now if the peer has acknowledged everything sent, else a tick does, or the deadline); nil
+    /// - Returns: the interest to register when this reached `lingerMaxBytes` (reading stops: a tick closes
+    ///   after `lingerReadGrace` once the peer has acknowledged everything sent, or the deadline does); nil
     ///   while reading goes on.
-    mutating func discardedWhileLingering(_ count: Int) -> Interest? {
+    mutating func discardedWhileLingering(_ count: Int, now: UInt64) -> Interest? {
         guard isLingering, !hasLingeredEnough else { return nil }
         lingerDiscardedBytes += count
         guard hasLingeredEnough else { return nil }
+        lingeredEnoughAt = now
         return updateInterest(pendingBytes: 0, hasUnsentSocketBytes: false) ?? interest
     }
 
@@ -175,7 +179,7 @@ struct ConnectionStateMachine {
     mutating func peerWentAway() -> PeerGoneAction {
         guard hasLingeredEnough else { return .close }
         isUnwatched = true
-        return .closeIfAcknowledgedElseStopWatching
+        return .stopWatching
     }
 
     mutating func setPausedByHandler(_ paused: Bool) {
@@ -213,7 +217,9 @@ struct ConnectionStateMachine {
         guard phase != .closed else { return .none }
         if let since = writeBlockedSince, now &- since > limits.writeStallTimeout { return .close }
         if case .lingering(let deadline) = phase {
-            return now >= deadline ? .close : hasLingeredEnough ? .closeIfAcknowledged : .none
+            if now >= deadline { return .close }
+            guard let since = lingeredEnoughAt, now &- since >= limits.lingerReadGrace else { return .none }
+            return .closeIfAcknowledged
         }
         if isHandshaking { return now &- createdAt > limits.handshakeTimeout ? .close : .none }
         return .tickHandler

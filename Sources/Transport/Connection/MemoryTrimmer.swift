@@ -19,8 +19,10 @@ import Support
 /// worth walking its arenas for, and under steady churn would otherwise trim once a `delay` for ever. It is
 /// debounced: unless one is already scheduled, so a flood of closes costs one trim, and trims run at most once
 /// per `delay`, never on an event loop. What a closed connection's work frees later (a worker finishing a
-/// response nobody reads, the handler kept until then) is caught by follow-ups: a trim that gave memory back
-/// schedules another `delay` later, up to ``maxFollowUps`` in a row; one that found nothing ends the series.
+/// response nobody reads, the handler kept until then) is caught by follow-ups: a trim that gave memory back,
+/// or after which less heap is in use than after the previous one (that work is still freeing what it held:
+/// under load it can take longer than a few trims), schedules another `delay` later, up to ``maxFollowUps`` in
+/// a row; one that found nothing while the heap in use stayed put ends the series.
 /// A trim takes each arena's lock in turn (a loop allocating in that arena meanwhile waits for it) and its
 /// cost grows with the free chunks it walks: measured in docs/security.md ("Memory after a peer leaves"),
 /// with the RSS it gets back.
@@ -35,8 +37,11 @@ public final class MemoryTrimmer: Sendable {
     private let state = Locked(State())
     private let logger: Logger
 
-    /// Trims after the first of a series of closes, while each gives memory back.
-    public static let maxFollowUps = 4
+    /// Trims after the first of a series of closes, while each gives memory back or the heap in use shrinks.
+    public static let maxFollowUps = 10
+    /// How much the heap in use must have shrunk since the previous trim for a trim that released nothing to
+    /// be followed up (the work of closed connections still freeing its buffers).
+    static let shrinkingBytes = 1 << 20
     /// From the first close worth a trim to the trim (and between the trims of a series): 1 s.
     public static let defaultDelayNanoseconds: UInt64 = 1_000_000_000
     /// What a closing connection must have held at some point for its close to schedule a trim: 1 MiB (the
@@ -47,6 +52,8 @@ public final class MemoryTrimmer: Sendable {
         var isScheduled = false
         /// Follow-ups run since the last close.
         var followUps = 0
+        /// The heap in use after the previous trim of the series (nil: the series starts).
+        var inUseAfterLastTrim: Int?
         var trims = 0
         var nanoseconds: UInt64 = 0
     }
@@ -72,6 +79,7 @@ public final class MemoryTrimmer: Sendable {
             defer {
                 state.isScheduled = true
                 state.followUps = 0
+                state.inUseAfterLastTrim = nil
             }
             return !state.isScheduled
         }
@@ -93,10 +101,13 @@ public final class MemoryTrimmer: Sendable {
         let start = MonotonicClock.nanoseconds()
         let released = CLinuxSystem_malloc_trim() == 1
         let took = MonotonicClock.nanoseconds() &- start
+        let inUse = Int(CLinuxSystem_malloc_in_use())
         let followsUp = state.withLock { state in
             state.trims += 1
             state.nanoseconds &+= took
-            guard released, !state.isScheduled, state.followUps < Self.maxFollowUps else { return false }
+            let shrinking = state.inUseAfterLastTrim.map { inUse < $0 - Self.shrinkingBytes } ?? true
+            state.inUseAfterLastTrim = inUse
+            guard released || shrinking, !state.isScheduled, state.followUps < Self.maxFollowUps else { return false }
             state.followUps += 1
             state.isScheduled = true
             return true
@@ -104,6 +115,6 @@ public final class MemoryTrimmer: Sendable {
         if followsUp { schedule() }
         logger.debug(
             "freed memory given back (malloc_trim)",
-            [("microseconds", "\(took / 1000)"), ("released", "\(released)")])
+            [("microseconds", "\(took / 1000)"), ("released", "\(released)"), ("inUseBytes", "\(inUse)")])
     }
 }
