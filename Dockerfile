@@ -10,7 +10,10 @@ FROM ${SWIFT_IMAGE} AS build
 WORKDIR /src
 # The very script CI and the README use to install the build dependencies (apt).
 COPY scripts/setup scripts/setup
-RUN scripts/setup && rm -rf /var/lib/apt/lists/*
+# setcap (libcap2-bin) for the binary's capability, below.
+RUN scripts/setup \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libcap2-bin \
+ && rm -rf /var/lib/apt/lists/*
 COPY . .
 # Debug info stripped (12 MB); the symbol table stays, so a crash report still names the functions.
 RUN swift build -c release --product apns-sandbox --static-swift-stdlib \
@@ -18,6 +21,7 @@ RUN swift build -c release --product apns-sandbox --static-swift-stdlib \
  && mkdir -p /staging \
  && cp "$bin/apns-sandbox" /staging/ \
  && strip --strip-debug /staging/apns-sandbox \
+ && setcap cap_net_bind_service=+p /staging/apns-sandbox \
  && find "$bin" -maxdepth 1 -name '*.resources' -exec cp -R {} /staging/ \;
 
 # ---- runtime ----------------------------------------------------------------------------------------
@@ -27,22 +31,22 @@ FROM debian:bookworm-slim
 # below), libstdc++ (Swift runtime), plus CA certificates.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        libssl3 libnghttp2-14 libsqlite3-0 zlib1g libcurl4 libcap2 libstdc++6 ca-certificates libcap2-bin \
+        libssl3 libnghttp2-14 libsqlite3-0 zlib1g libcurl4 libcap2 libstdc++6 ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 apns \
  && useradd --system --uid 10001 --gid apns --home-dir /app --no-create-home --shell /usr/sbin/nologin apns \
  && mkdir -p /app/config /data \
  && chown apns:apns /data
 
-# Port 443 as the non-root user: the one capability binding it needs, on the binary only, *permitted* and not
-# effective (+p): the server raises it while its listeners bind and drops it after (Sources/Transport/Socket/
-# BindCapability.swift), and the binary still starts where the capability cannot be granted (--cap-drop ALL; with
-# +ep the kernel would refuse to run it). Where it is not granted or no-new-privileges is set, 443 needs
-# net.ipv4.ip_unprivileged_port_start=0, as Docker sets by default and docker-compose.yml sets explicitly. Copied
-# and given the capability in one step: a `setcap` after a COPY would store the binary again in a layer of its own.
-RUN --mount=type=bind,from=build,source=/staging,target=/staging \
-    cp -R /staging/. /usr/local/bin/ \
- && setcap cap_net_bind_service=+p /usr/local/bin/apns-sandbox
+# Port 443 as the non-root user: the one capability binding it needs, on the binary only (set in the build stage:
+# a `setcap` here would store the binary a second time, in a layer of its own). Buildah's COPY keeps the file
+# capability (scripts/image checks it); Docker's builders may drop it (moby/buildkit#2250), where Docker's default
+# sysctl below makes it unneeded. *Permitted* and not effective (+p): the server raises it while its listeners bind and
+# drops it after (Sources/Transport/Socket/BindCapability.swift), and the binary still starts where the capability
+# cannot be granted (--cap-drop ALL; with +ep the kernel would refuse to run it). Where it is not granted or
+# no-new-privileges is set, 443 needs net.ipv4.ip_unprivileged_port_start=0, as Docker sets by default and
+# docker-compose.yml sets explicitly.
+COPY --from=build /staging/ /usr/local/bin/
 COPY config/ /app/config/
 
 WORKDIR /app

@@ -8,7 +8,9 @@ export CONTAINERS_STORAGE_CONF="$podman_settings/storage.conf"
 run_as_root() {
     if [[ $(id -u) -ne 0 ]]; then
         command -v sudo >/dev/null 2>&1 || { echo "$0: needs root (and sudo is not installed)" >&2; exit 1; }
-        exec sudo --preserve-env=PATH,APNS_DEBIAN_MIRROR,APNS_IMAGE_DOCKERFILE "$0" "$@"
+        # `env PATH=…`: sudo's secure_path would hide swift (the Swift image is made from it) and pip's tools.
+        exec sudo env PATH="$PATH" ${APNS_DEBIAN_MIRROR:+APNS_DEBIAN_MIRROR="$APNS_DEBIAN_MIRROR"} \
+            ${APNS_IMAGE_DOCKERFILE:+APNS_IMAGE_DOCKERFILE="$APNS_IMAGE_DOCKERFILE"} "$(readlink -f "$0")" "$@"
     fi
 }
 

@@ -141,11 +141,19 @@ public final class TCPServer: @unchecked Sendable {
             for socket in sockets { close(socket.fd) }
             throw error
         }
-        for (listener, (address, fd)) in zip(configuration.listeners, sockets) {
+        for (index, (listener, (address, fd))) in zip(configuration.listeners, sockets).enumerated() {
             let local = (try? Posix.localAddress(of: fd)) ?? address
             let acceptor = Acceptor(fd: fd, configuration: listener, server: self)
             let box = LoopBound(acceptor, loop: acceptLoop)
-            try runOnLoop(acceptLoop) { try box.value.start() }
+            do {
+                try runOnLoop(acceptLoop) { try box.value.start() }
+            } catch {
+                // A failed start leaves nothing listening: the acceptors started stop (closing their sockets),
+                // the sockets not yet handed to one close.
+                for acceptor in made { try? runOnLoop(acceptLoop) { acceptor.value.stop() } }
+                for socket in sockets[index...] { close(socket.fd) }
+                throw ListenerError(listener: listener.name, host: listener.host, port: listener.port, underlying: error)
+            }
             made.append(box)
             bound.append(BoundListener(name: listener.name, address: local, isTLS: listener.tls != nil))
             logger.info("listening", [("listener", listener.name), ("address", local.description), ("tls", "\(listener.tls != nil)")])

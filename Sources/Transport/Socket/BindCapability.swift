@@ -6,7 +6,9 @@ import Glibc
 /// the effective set. The container image gives the binary that capability as *permitted* only (`setcap
 /// cap_net_bind_service=+p`, no effective bit): the kernel then starts the binary even where the capability cannot
 /// be granted (`--cap-drop ALL`), where a file with the effective bit is refused (`execve` fails with EPERM). The
-/// server raises it here while its listeners bind, and gives it up for good afterwards. Where it is not permitted
+/// server raises it here while its listeners bind, and the binding thread gives it up for good afterwards
+/// (capabilities are per thread: threads started before keep it permitted, never effective; libcap's psx, which
+/// changes every thread, needs `pthread_create` wrapped at link time). Where it is not permitted
 /// (no file capability, no-new-privileges, dropped from the bounding set) nothing changes: a port below 1024 binds
 /// when the sysctl allows it. Root, whose effective set has it already, is left as it is.
 enum BindCapability {
@@ -16,13 +18,12 @@ enum BindCapability {
               !capabilities.isSet(CAP_NET_BIND_SERVICE, CAP_EFFECTIVE)
         else { return try body() }
         capabilities.set(CAP_NET_BIND_SERVICE, CAP_EFFECTIVE, CAP_SET)
-        let raised = capabilities.apply()
+        _ = capabilities.apply()
         defer {
-            if raised {
-                capabilities.set(CAP_NET_BIND_SERVICE, CAP_EFFECTIVE, CAP_CLEAR)
-                capabilities.set(CAP_NET_BIND_SERVICE, CAP_PERMITTED, CAP_CLEAR)
-                _ = capabilities.apply()
-            }
+            // Given up whether the raise worked or not: this thread never needs it again.
+            capabilities.set(CAP_NET_BIND_SERVICE, CAP_EFFECTIVE, CAP_CLEAR)
+            capabilities.set(CAP_NET_BIND_SERVICE, CAP_PERMITTED, CAP_CLEAR)
+            _ = capabilities.apply()
         }
         return try body()
     }
