@@ -12,6 +12,7 @@ WORKDIR /src
 COPY scripts/setup scripts/setup
 # setcap (libcap2-bin) for the binary's capability, below.
 RUN scripts/setup \
+ && apt-get update -q \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libcap2-bin \
  && rm -rf /var/lib/apt/lists/*
 COPY . .

@@ -2,17 +2,6 @@
 
 /// Small byte classifiers used on the push hot path, so no validator needs `Character` or Foundation.
 enum ASCII {
-    /// The value of one hex digit (either case), or nil when `byte` is not a hex digit.
-    @inline(__always)
-    static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte &- UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte &- UInt8(ascii: "a") &+ 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte &- UInt8(ascii: "A") &+ 10
-        default: nil
-        }
-    }
-
     /// `byte` with `A`–`Z` mapped to `a`–`z`; every other byte unchanged.
     @inline(__always)
     static func lowercased(_ byte: UInt8) -> UInt8 {

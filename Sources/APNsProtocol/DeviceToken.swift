@@ -1,4 +1,5 @@
 // APNs Sandbox — a device token as it appears in `:path`.
+import Support
 
 /// A device token: the hex form used in `/3/device/<token>`, stored in lower case.
 ///
@@ -48,7 +49,7 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
     static func isLowercaseToken(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         let count = bytes.count
         guard count % 2 == 0, count >= 2 * minimumByteCount, count <= 2 * maximumByteCount else { return false }
-        for byte in bytes where ASCII.hexValue(byte) == nil || ASCII.isUppercase(byte) { return false }
+        for byte in bytes where Hex.digitValue(byte) == nil || ASCII.isUppercase(byte) { return false }
         return true
     }
 
@@ -61,7 +62,7 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
         let text = String(unsafeUninitializedCapacity: count) { buffer in
             var written = 0
             for byte in bytes {
-                guard ASCII.hexValue(byte) != nil else {
+                guard Hex.digitValue(byte) != nil else {
                     valid = false
                     break
                 }
@@ -80,7 +81,7 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
         var high: UInt8?
         for byte in hex.utf8 {
             // Every byte is a hex digit: checked in init.
-            let value = ASCII.hexValue(byte) ?? 0
+            let value = Hex.digitValue(byte) ?? 0
             if let pending = high {
                 result.append(pending << 4 | value)
                 high = nil

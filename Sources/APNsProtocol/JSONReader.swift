@@ -1,4 +1,5 @@
 // APNs Sandbox — a strict, allocation-light JSON pull parser for payloads and JWT parts.
+import Support
 
 /// A strict RFC 8259 JSON reader over UTF-8 bytes that extracts only what its caller asks for.
 ///
@@ -332,7 +333,7 @@ struct JSONReader {
         guard index + 4 <= bytes.count else { throw Failure() }
         var value: UInt16 = 0
         for _ in 0..<4 {
-            guard let nibble = ASCII.hexValue(bytes[index]) else { throw Failure() }
+            guard let nibble = Hex.digitValue(bytes[index]) else { throw Failure() }
             value = value << 4 | UInt16(nibble)
             index += 1
         }

@@ -1,4 +1,5 @@
 // APNs Sandbox — validation of the `apns-*` and `authorization` request headers.
+import Support
 
 extension PushRequestValidator {
     /// The longest accepted `apns-collapse-id`, in UTF-8 bytes.
@@ -112,7 +113,7 @@ extension PushRequestValidator {
             case 8, 13, 18, 23:
                 guard byte == UInt8(ascii: "-") else { return nil }
             default:
-                guard ASCII.hexValue(byte) != nil else { return nil }
+                guard Hex.digitValue(byte) != nil else { return nil }
                 hasUppercase = hasUppercase || ASCII.isUppercase(byte)
             }
             count += 1

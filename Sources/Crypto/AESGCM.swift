@@ -1,4 +1,4 @@
-// APNs Sandbox — AES-256-GCM for the service extension's `decrypt` step (apns-reference.md §4, issue #5).
+// APNs Sandbox — AES-256-GCM for the service extension's `decrypt` step (docs/extension-protocol.md, builtin steps).
 import CLibShims
 import COpenSSL
 

@@ -8,7 +8,7 @@ import Sandbox
 import Support
 import Synchronization
 
-/// Runs apps' notification service extensions as iOS does (apns-reference.md §4, issue #5).
+/// Runs apps' notification service extensions as iOS does (Apple: UNNotificationServiceExtension; docs/extension-protocol.md).
 ///
 /// ### Overview
 /// Each ``run(_:original:device:app:reporting:)`` makes a **fresh instance** for that notification from the

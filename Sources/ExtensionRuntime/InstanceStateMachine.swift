@@ -1,7 +1,8 @@
 // APNs Sandbox — the budget rules of one extension instance, as a state machine that returns actions.
 import Sandbox
 
-/// The life of one instance (apns-reference.md §4.2–4.4): pure rules, no I/O and no clock.
+/// The life of one instance (Apple: UNNotificationServiceExtension: `didReceive(_:withContentHandler:)`, about
+/// 30 s, then `serviceExtensionTimeWillExpire()` and the original content): pure rules, no I/O and no clock.
 ///
 /// `running` → (budget) `expiring` → (grace) decided as `original-timeout`. The first content decides
 /// (`processed` while running, `best-attempt` while expiring; `original-no-alert` without alert text); an

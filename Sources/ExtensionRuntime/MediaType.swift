@@ -1,4 +1,4 @@
-// APNs Sandbox — the attachment types iOS accepts, told apart by content (apns-reference.md §4.7).
+// APNs Sandbox — the attachment types iOS accepts, told apart by content (Apple: UNNotificationAttachment, "Supported file types").
 
 /// A supported attachment type, recognised by its leading bytes (not its name).
 enum MediaType: String, Sendable, CaseIterable {

@@ -142,6 +142,7 @@ import Testing
         _ = machine.allOutputSent(pendingBytes: 0, now: 0)
         #expect(machine.discardedWhileLingering(1000, now: 0) == [.peerShutdown])
         #expect(machine.peerWentAway() == .stopWatching, "never a blind close past the bound")
+        #expect(machine.tick(now: Self.second / 4) == .none, "the peer's time to read the answer, even though it left")
         #expect(machine.isUnwatched && !machine.isClosed)
         #expect(machine.updateInterest(pendingBytes: 0, hasUnsentSocketBytes: true) == nil, "unwatched: no registration")
         #expect(machine.tick(now: Self.second) == .closeIfAcknowledged, "the tick closes once the peer acknowledged")

@@ -1,4 +1,5 @@
 // APNs Sandbox — byte-level HTTP/1.1 grammar (RFC 9112) used by `HTTP1Parser`.
+import Support
 
 /// Byte-level HTTP/1.1 grammar: line scanning, request line, field lines, chunk sizes.
 ///
@@ -152,7 +153,7 @@ enum HTTP1Syntax {
         let count = line.count
         var index = 0
         var size = 0
-        while index < count, let digit = hexValue(line[index]) {
+        while index < count, let digit = Hex.digitValue(line[index]).map(Int.init) {
             guard index < maxChunkSizeDigits, size <= (Int.max >> 4) else {
                 throw .badRequest("chunk size too large")
             }
@@ -177,14 +178,6 @@ enum HTTP1Syntax {
     static func isDigit(_ byte: UInt8) -> Bool { byte &- 0x30 < 10 }
 
     @inline(__always)
-    static func hexValue(_ byte: UInt8) -> Int? {
-        switch byte {
-        case 0x30...0x39: return Int(byte &- 0x30)
-        case 0x41...0x46: return Int(byte &- 0x41 &+ 10)
-        case 0x61...0x66: return Int(byte &- 0x61 &+ 10)
-        default: return nil
-        }
-    }
 
     /// `1*DIGIT` as a non-negative `Int`; nil when empty, not all digits, or overflowing.
     static func parseDecimal(_ utf8: Substring.UTF8View) -> Int? {

@@ -179,8 +179,8 @@ extension String {
         var iterator = Array(utf8)[...]
         while let byte = iterator.popFirst() {
             if byte == UInt8(ascii: "%"), iterator.count >= 2,
-               let high = hexValue(iterator[iterator.startIndex]),
-               let low = hexValue(iterator[iterator.startIndex + 1]) {
+               let high = Hex.digitValue(iterator[iterator.startIndex]),
+               let low = Hex.digitValue(iterator[iterator.startIndex + 1]) {
                 bytes.append(high << 4 | low)
                 iterator = iterator.dropFirst(2)
             } else {
@@ -188,14 +188,5 @@ extension String {
             }
         }
         return String(decoding: bytes, as: UTF8.self)
-    }
-}
-
-private func hexValue(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-    default: nil
     }
 }

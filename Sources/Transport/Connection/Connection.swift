@@ -15,7 +15,8 @@ public struct ConnectionLimits: Sendable {
     /// How long a closing connection keeps draining the peer's bytes after its last response.
     public var lingerTimeout: UInt64 = 2_000_000_000
     /// The most of the peer's bytes a closing connection reads and drops (an upload that goes on after its
-    /// 413): past it, it closes once the peer has acknowledged everything sent (``ConnectionStateMachine``).
+    /// 413): past it, reading stops and it closes `lingerReadGrace` later once the peer has acknowledged
+    /// everything sent (``ConnectionStateMachine``).
     public var lingerMaxBytes: Int = 1 << 20
     /// Past `lingerMaxBytes`, how long the peer has to read the answer before the connection closes with the
     /// peer's input unread (a reset): reading has stopped, so an uploading peer is blocked on a full window and
@@ -41,7 +42,7 @@ public struct ConnectionLimits: Sendable {
 /// handler cancels the work (a paused reader would otherwise never notice, and the level-triggered
 /// event would spin the loop). The one exception is a close lingering past its byte bound: the peer's
 /// unread input would turn the close into a reset of the answer still in flight, so it waits (unwatched)
-/// until the peer has acknowledged that answer, or the linger's deadline.
+/// for `lingerReadGrace` and until the peer has acknowledged that answer, or the linger's deadline.
 ///
 /// The lifecycle (open, draining, lingering, closed; reading paused or not; timeouts) is decided by a
 /// ``ConnectionStateMachine``; this class does the I/O it asks for.

@@ -152,7 +152,10 @@ struct ConnectionStateMachine {
         case .closed, .lingering:
             return .none
         case .draining:
-            phase = .lingering(deadline: now() &+ limits.lingerTimeout)
+            let time = now()
+            phase = .lingering(deadline: time &+ limits.lingerTimeout)
+            // A bound of 0: nothing is read while lingering, the grace starts now.
+            if hasLingeredEnough { lingeredEnoughAt = time }
             return .shutDownWriteSide(updateInterest(pendingBytes: pendingBytes, hasUnsentSocketBytes: false))
         case .open:
             let wasPaused = isPausedByOutput

@@ -54,6 +54,8 @@ public final class MemoryTrimmer: Sendable {
         var followUps = 0
         /// The heap in use after the previous trim of the series (nil: the series starts).
         var inUseAfterLastTrim: Int?
+        /// Bumped by every close that (re)starts a series: a trim that began before it leaves the baseline alone.
+        var series = 0
         var trims = 0
         var nanoseconds: UInt64 = 0
     }
@@ -80,6 +82,7 @@ public final class MemoryTrimmer: Sendable {
                 state.isScheduled = true
                 state.followUps = 0
                 state.inUseAfterLastTrim = nil
+                state.series &+= 1
             }
             return !state.isScheduled
         }
@@ -97,7 +100,10 @@ public final class MemoryTrimmer: Sendable {
 
     private func trim() {
         // Cleared first: a close during the trim schedules the next one (its memory may be freed after the walk).
-        state.withLock { $0.isScheduled = false }
+        let series = state.withLock { state in
+            state.isScheduled = false
+            return state.series
+        }
         let start = MonotonicClock.nanoseconds()
         let released = CLinuxSystem_malloc_trim() == 1
         let took = MonotonicClock.nanoseconds() &- start
@@ -105,7 +111,9 @@ public final class MemoryTrimmer: Sendable {
         let followsUp = state.withLock { state in
             state.trims += 1
             state.nanoseconds &+= took
-            let shrinking = state.inUseAfterLastTrim.map { inUse < $0 - Self.shrinkingBytes } ?? true
+            // A close during the walk started a new series: its first trim is already scheduled, without a baseline.
+            guard state.series == series else { return false }
+            let shrinking = state.inUseAfterLastTrim.map { inUse < $0 - Self.shrinkingBytes } ?? false
             state.inUseAfterLastTrim = inUse
             guard released || shrinking, !state.isScheduled, state.followUps < Self.maxFollowUps else { return false }
             state.followUps += 1

@@ -13,14 +13,16 @@ import Glibc
 /// when the sysctl allows it. Root, whose effective set has it already, is left as it is.
 enum BindCapability {
     static func whileBinding<T>(ports: [Int], _ body: () throws -> T) rethrows -> T {
-        guard ports.contains(where: { $0 > 0 && $0 < 1024 }), let capabilities = ProcessCapabilities(),
-              capabilities.isSet(CAP_NET_BIND_SERVICE, CAP_PERMITTED),
+        // Permitted and not effective: the file capability (root has it effective, and is left alone).
+        guard let capabilities = ProcessCapabilities(), capabilities.isSet(CAP_NET_BIND_SERVICE, CAP_PERMITTED),
               !capabilities.isSet(CAP_NET_BIND_SERVICE, CAP_EFFECTIVE)
         else { return try body() }
-        capabilities.set(CAP_NET_BIND_SERVICE, CAP_EFFECTIVE, CAP_SET)
-        _ = capabilities.apply()
+        if ports.contains(where: { $0 > 0 && $0 < 1024 }) {
+            capabilities.set(CAP_NET_BIND_SERVICE, CAP_EFFECTIVE, CAP_SET)
+            _ = capabilities.apply()
+        }
         defer {
-            // Given up whether the raise worked or not: this thread never needs it again.
+            // Given up whether it was raised or not (no port below 1024): this thread never needs it again.
             capabilities.set(CAP_NET_BIND_SERVICE, CAP_EFFECTIVE, CAP_CLEAR)
             capabilities.set(CAP_NET_BIND_SERVICE, CAP_PERMITTED, CAP_CLEAR)
             _ = capabilities.apply()
