@@ -144,7 +144,7 @@ int main(int argc, char **argv) {
     exec(target, "COMMIT");
     sqlite3_finalize(schema);
 
-    // The sandbox writer's statements (Sources/Store/StoreWriter.swift).
+    // The sandbox writer's statements (Sources/Store/SQLite/StoreWriter.swift).
     sqlite3_stmt *insertPush = prepare(target,
         "INSERT INTO notifications(apns_id, device_token, topic, bundle_id, status, received_at, updated_at, record, "
         "push_type, outcome, search_text) "
