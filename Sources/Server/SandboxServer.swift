@@ -173,7 +173,8 @@ public final class SandboxServer: Sendable {
             attachments: attachments, logger: logger)
         self.retention = retention
         // After a jump of a virtual clock what became old is pruned at once, not an interval later.
-        let clockService = ClockService(clock: clock, events: recorder, onChange: { retention.pruneSoon() })
+        let clockService = ClockService(
+            clock: clock, events: recorder, settle: { engine.waitUntilAllSettled() }, onChange: { retention.pruneSoon() })
         self.clockService = clockService
         let pushes = RecentPushes(capacity: settings.recentPushCapacity)
         self.pushes = pushes

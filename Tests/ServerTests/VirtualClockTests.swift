@@ -172,6 +172,41 @@ struct VirtualClockServerTests {
         }
     }
 
+    /// The testing guide's recipe, read with no wait, round after round: a clock advance is answered once the
+    /// expiry it fired has committed, a device coming online once its stored push is displayed, an uninstall once
+    /// the app's stored push is discarded (the saves run on other threads; the answers wait for them).
+    @Test func steeringIsAnsweredOnceWhatItSetOffCommitted() async throws {
+        try await withFrozenClock { server in
+            for round in 0..<8 {
+                var pushes: [String] = []
+                for part in 0..<3 {
+                    let device = String(format: "%02x", round * 3 + part + 16) + String(repeating: "d2", count: 31)
+                    let created = try await apiRequest(
+                        "POST", "\(server.httpBase)/api/v1/devices",
+                        #"{"token":"\#(device)","apps":["\#(testTopic)"],"online":false}"#)
+                    #expect(created.status == 201, "\(String(describing: created.json))")
+                    let now = try await nowMilliseconds(server)
+                    let pushed = try await push(server, device: device, headers: ["apns-expiration: \(now / 1000 + 60)"])
+                    #expect(pushed.status == 200, "\(pushed)")
+                    try await until("the push to be stored") {
+                        try await record(server, pushed.apnsID, wait: 0)["status"] as? String == "stored"
+                    }
+                    pushes.append(pushed.apnsID)
+                    let change = part == 1
+                        ? #"{"online":true}"# : part == 2 ? #"{"uninstallApps":["\#(testTopic)"]}"# : nil
+                    if let change {
+                        let answer = try await apiRequest("PATCH", "\(server.httpBase)/api/v1/devices/\(device)", change)
+                        #expect(answer.status == 200, "\(String(describing: answer.json))")
+                    }
+                }
+                #expect(try await record(server, pushes[1], wait: 0)["status"] as? String == "displayed", "round \(round)")
+                #expect(try await record(server, pushes[2], wait: 0)["status"] as? String == "discarded", "round \(round)")
+                #expect(try await clock(server, "advance", #"{"seconds":61}"#).status == 200)
+                #expect(try await record(server, pushes[0], wait: 0)["status"] as? String == "expired", "round \(round)")
+            }
+        }
+    }
+
     /// httpx pushes with a provider token, advances the clock by an hour and a second over the API, and the
     /// same token on the same connection is now 403 `ExpiredProviderToken`.
     @Test func providerTokenExpiresWhenTheClockIsAdvancedAnHour() async throws {

@@ -6,8 +6,10 @@ extension DeliveryEngine {
         for action in actions {
             switch action {
             case .save(let records, let events):
+                slot.beginWork()
                 notifications.save(records, events: events) { [self] result in
-                    hop { self.saveCompleted(slot, result: result) }
+                    hop(on: slot) { self.saveCompleted(slot, result: result) }
+                    slot.endWork()
                 }
             case .present(let presentation):
                 present(presentation, on: slot)

@@ -47,6 +47,8 @@ public final class DeliveryEngine: Sendable {
         /// Idle device slots each of the 16 shards keeps before it lets idle ones go: a device pushed again soon
         /// reuses its slot instead of making a new one per push (an idle one about 0.6 KB: 16,384 of them by default).
         public var idleSlotsKeptPerShard = 1024
+        /// The longest ``waitUntilSettled(token:)`` and ``waitUntilAllSettled()`` wait, in real time.
+        public var settleTimeoutMilliseconds: Int64 = 10_000
 
         public init() {}
     }
@@ -124,6 +126,31 @@ public final class DeliveryEngine: Sendable {
         }
         perform(actions, on: slot)
         retireIfIdle(slot, device: try? devices.device(token: token))
+    }
+
+    /// Blocks until what the device's changes so far set off has committed: the saves of its pushes and what
+    /// their commits and its fired timers led to, up to a service extension still running (its answer is
+    /// committed when it comes). At once for a device with nothing in flight; at most
+    /// ``Configuration/settleTimeoutMilliseconds`` of real time.
+    /// Never call it on an event loop thread: it waits for the store.
+    /// - Returns: false when the time ran out first (a device pushed to without pause may never settle).
+    @discardableResult
+    public func waitUntilSettled(token: String) -> Bool {
+        guard let slot = shard(for: token).slots.withLock({ $0[token] }) else { return true }
+        return slot.waitUntilSettled(deadline: settleDeadline())
+    }
+
+    /// ``waitUntilSettled(token:)`` for every device with work in flight now (after a clock change, the
+    /// devices whose timers fell due), within one ``Configuration/settleTimeoutMilliseconds`` for all.
+    @discardableResult
+    public func waitUntilAllSettled() -> Bool {
+        let busy = shards.flatMap { shard in shard.slots.withLock { $0.values.filter(\.isBusy) } }
+        let deadline = settleDeadline()
+        return busy.allSatisfy { $0.waitUntilSettled(deadline: deadline) }
+    }
+
+    private func settleDeadline() -> DispatchTime {
+        .now() + .milliseconds(Int(clamping: configuration.settleTimeoutMilliseconds))
     }
 
     /// Removes the app from the device: marks it uninstalled in the device record (if not already) and
@@ -273,15 +300,22 @@ public final class DeliveryEngine: Sendable {
         state.timerGeneration &+= 1
         let generation = state.timerGeneration
         state.timer = clock.schedule(afterMilliseconds: max(0, next - now.wall)) { [self] in
-            hop { self.timerFired(slot, generation: generation) }
+            hop(on: slot) { self.timerFired(slot, generation: generation) }
         }
     }
 
-    func hop(_ work: @escaping @Sendable () -> Void) {
+    /// Runs a save's completion or a timer's callback for the device, counted as its work in flight
+    /// (``DeviceSlot/Settling``) from now until it has run.
+    func hop(on slot: DeviceSlot, _ work: @escaping @Sendable () -> Void) {
+        slot.beginWork()
         if configuration.runsCallbacksInline {
             work()
+            slot.endWork()
         } else {
-            DispatchQueue.global().async(execute: work)
+            DispatchQueue.global().async {
+                work()
+                slot.endWork()
+            }
         }
     }
 

@@ -1,7 +1,7 @@
 // APNs Sandbox — one device's place in the delivery engine: its machine, timer, locks and pending reports.
+import Dispatch
 import Synchronization
 import Support
-
 
 /// Devices are spread over shards by token so that devices on different threads rarely share a lock.
 final class SlotShard: Sendable {
@@ -46,11 +46,23 @@ final class DeviceSlot: Sendable {
         }
     }
 
+    /// The device's work in flight: saves not yet completed and callbacks (save completions, timers) queued
+    /// but not yet run. Never an extension's run: its answer starts new work when it comes.
+    ///
+    /// Each piece of work begins before the one that started it ends (a save's completion queues its callback
+    /// before the save counts as done), so the count reaches 0 only when everything a change set off has
+    /// committed, up to any extension still running (``waitUntilSettled(timeout:)``).
+    struct Settling {
+        var pending = 0
+        var waiters: [DispatchSemaphore] = []
+    }
+
     let token: String
     let state: Locked<State>
     /// Serialises read-modify-write of the device record; taken before `state`, never inside it.
     let deviceWrites = Locked(())
     let emissions = Locked(Emissions())
+    let settling = Locked(Settling())
 
     init(token: String, queue: DeviceQueue) {
         self.token = token
@@ -68,5 +80,37 @@ final class DeviceSlot: Sendable {
         }) {
             body(next)
         }
+    }
+
+    /// A save or callback of the device's starts (see ``Settling``).
+    func beginWork() {
+        settling.withLock { $0.pending += 1 }
+    }
+
+    /// A save or callback of the device's ended, after it began whatever follows it.
+    func endWork() {
+        let waiters = settling.withLock { settling -> [DispatchSemaphore] in
+            settling.pending -= 1
+            guard settling.pending == 0, !settling.waiters.isEmpty else { return [] }
+            defer { settling.waiters = [] }
+            return settling.waiters
+        }
+        for waiter in waiters { waiter.signal() }
+    }
+
+    /// Whether the device has work in flight now.
+    var isBusy: Bool { settling.withLock { $0.pending > 0 } }
+
+    /// Blocks until the device has no work in flight (at once when it has none) or `deadline` passes.
+    /// - Returns: false when the deadline passed first.
+    func waitUntilSettled(deadline: DispatchTime) -> Bool {
+        let waiter = settling.withLock { settling -> DispatchSemaphore? in
+            guard settling.pending > 0 else { return nil }
+            let waiter = DispatchSemaphore(value: 0)
+            settling.waiters.append(waiter)
+            return waiter
+        }
+        // A waiter that timed out stays in the list until the count next reaches 0: signalling it then is harmless.
+        return waiter?.wait(timeout: deadline) != .timedOut
     }
 }

@@ -5,8 +5,9 @@ import Sandbox
 
 /// What `/api/v1/clock` reads and changes (`clock.virtual` in the configuration).
 ///
-/// With a ``VirtualClock`` every change is carried out on it, announced as a `clock.changed` event, and
-/// followed by `onChange` (the server prunes at the new time). With the system clock only ``state`` answers;
+/// With a ``VirtualClock`` every change is carried out on it, waits for `settle` (what the timers that fell due
+/// set off has committed: a stored push that expired reads `expired` as soon as the change is answered),
+/// is announced as a `clock.changed` event, and is followed by `onChange` (the server prunes at the new time). With the system clock only ``state`` answers;
 /// the changes throw 409 `clock_not_virtual`, naming the configuration key.
 final class ClockService: Sendable {
     /// The clock every part of the server reads.
@@ -14,14 +15,17 @@ final class ClockService: Sendable {
     /// The same clock when it is virtual.
     let virtual: VirtualClock?
     private let events: EventRecorder?
+    private let settle: @Sendable () -> Void
     private let onChange: @Sendable () -> Void
 
     init(
-        clock: any SandboxClock, events: EventRecorder?, onChange: @escaping @Sendable () -> Void = {}
+        clock: any SandboxClock, events: EventRecorder?, settle: @escaping @Sendable () -> Void = {},
+        onChange: @escaping @Sendable () -> Void = {}
     ) {
         self.clock = clock
         virtual = clock as? VirtualClock
         self.events = events
+        self.settle = settle
         self.onChange = onChange
     }
 
@@ -88,6 +92,7 @@ final class ClockService: Sendable {
     func reset() {
         guard let virtual else { return }
         virtual.reset()
+        settle()
         onChange()
     }
 
@@ -102,6 +107,7 @@ final class ClockService: Sendable {
         }
         let previous = virtual.nowMilliseconds
         let state = State(body(virtual))
+        settle()
         onChange()
         events?.append(Self.changed(name, state: state, previous: previous, by: milliseconds))
         return state

@@ -62,6 +62,7 @@ final class DeviceService: Sendable {
         // The engine may still know the token from an earlier device of it (deleted, or removed by a reset), with
         // that device's online state: the new device's state is the one that counts.
         try engine.setOnline(record.isOnline, token: record.token)
+        engine.waitUntilSettled(token: record.token)
         return true
     }
 
@@ -88,6 +89,9 @@ final class DeviceService: Sendable {
             }
         }
         if before.isOnline != after.isOnline { try engine.setOnline(after.isOnline, token: token) }
+        // Answered once what the change set off has committed: stored pushes delivered or expired, an uninstalled
+        // app's discarded (up to a service extension still running).
+        engine.waitUntilSettled(token: token)
         return after
     }
 

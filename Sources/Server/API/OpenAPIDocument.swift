@@ -142,6 +142,7 @@ enum OpenAPIDocument {
             "404": { "$ref": "#/components/responses/Problem" } } },
           "patch": {
             "operationId": "updateDevice",
+            "description": "Answered once what the change set off has committed (up to 10 s of real time): coming online, the stored pushes delivered or expired; an uninstall, the app's stored pushes discarded. A service extension still running is not waited for.",
             "requestBody": { "required": true, "content": { "application/json": { "schema": { "$ref": "#/components/schemas/UpdateDevice" } } } },
             "responses": {
               "200": { "description": "The updated device (with its new token after rotateToken)", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Device" } } } },

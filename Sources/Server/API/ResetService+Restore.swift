@@ -92,6 +92,8 @@ extension ResetService {
         parts.attachments.removed(outcome.removedNotifications)
         parts.engine.resynchronize(tokens: nil)
         parts.engine.adopt(document.notifications)
+        // Answered once the adopted pushes' resumed deliveries committed (up to a service extension running).
+        parts.engine.waitUntilAllSettled()
         let newSecrets = try restoreWebhooks(document.webhooks)
         return RestoreSummary(
             devices: document.devices.count, apps: document.apps.count, notifications: document.notifications.count,
