@@ -3,10 +3,10 @@ import Foundation
 import Testing
 
 @Suite struct AioapnsClientTests {
-    /// Runs tests/python/aioapns_client.py and decodes its one-line JSON report.
+    /// Runs Tests/Python/aioapns_client.py and decodes its one-line JSON report.
     private func send(_ server: TestServer, _ arguments: [String]) async throws -> (report: [String: Any], output: ProcessOutput) {
         let output = try await run("/usr/bin/env", args: [
-            "python3", TestPaths.packageRoot + "/tests/python/aioapns_client.py",
+            "python3", TestPaths.packageRoot + "/Tests/Python/aioapns_client.py",
             "--port", String(server.tlsPort), "--cafile", server.caPath, "--server-name", "localhost",
             "--key-file", server.dataDirectory + "/AuthKey_\(testKeyID).p8", "--key-id", testKeyID,
             "--team-id", testTeamID, "--topic", testTopic, "--timeout", "25",

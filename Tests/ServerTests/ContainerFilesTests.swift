@@ -40,7 +40,7 @@ import Testing
         #expect(text.contains("sandbox-data:/sandbox:ro") && text.contains("condition: service_healthy"))
         let backendImage = try String(contentsOfFile: root + "/Examples/backend/Dockerfile", encoding: .utf8)
         #expect(backendImage.contains("COPY send.py"), "the image runs the send.py the suite runs")
-        let requirements = try String(contentsOfFile: root + "/tests/python/requirements.txt", encoding: .utf8)
+        let requirements = try String(contentsOfFile: root + "/Tests/Python/requirements.txt", encoding: .utf8)
         #expect(backendImage.contains("aioapns==4.0") && requirements.contains("aioapns==4.0"))
     }
 
@@ -119,7 +119,7 @@ import Testing
         #expect(sets.count == 2 && sets.allSatisfy { $0.hasSuffix("0000000000000000") }, "\(sets)")
 
         let sender = try await run("/usr/bin/env", args: [
-            "python3", TestPaths.packageRoot + "/tests/python/example_backend.py", "--port", "443",
+            "python3", TestPaths.packageRoot + "/Tests/Python/example_backend.py", "--port", "443",
         ], timeout: 30, environment: ProcessInfo.processInfo.environment.merging([
             "SSL_CERT_FILE": directory + "/data/ca.pem", "APNS_KEY_FILE": key, "APNS_KEY_ID": "DEMOKEY123",
             "APNS_TEAM_ID": "DEMOTEAM01", "APNS_TOPIC": "com.example.app",

@@ -18,7 +18,7 @@ struct CrashRecoveryTests {
 
         let (server, port) = try await GracefulShutdownTests.startBinary(binary, dataDirectory: dataDirectory, config: config)
         let pusher = try ChildProcess("python3", arguments: [
-            TestPaths.packageRoot + "/tests/python/crash_pusher.py", "--port", "\(port)", "--token", token,
+            TestPaths.packageRoot + "/Tests/Python/crash_pusher.py", "--port", "\(port)", "--token", token,
             "--topic", testTopic, "--device", deviceToken, "--count", "200000", "--window", "200",
         ])
         // Let a thousand pushes or more through (counted from the pusher's output, not timed: a loaded machine runs

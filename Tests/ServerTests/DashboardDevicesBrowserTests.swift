@@ -1,4 +1,4 @@
-// APNs Sandbox — the dashboard's Devices view and notification detail in a real browser (tests/python/dashboard_devices.py).
+// APNs Sandbox — the dashboard's Devices view and notification detail in a real browser (Tests/Python/dashboard_devices.py).
 import Foundation
 @testable import Server
 import Testing

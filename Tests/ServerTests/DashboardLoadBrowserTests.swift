@@ -1,4 +1,4 @@
-// APNs Sandbox — the dashboard under load in a real browser (tests/python/dashboard_load.py, issue #15).
+// APNs Sandbox — the dashboard under load in a real browser (Tests/Python/dashboard_load.py, issue #15).
 import Foundation
 @testable import Server
 import Testing

@@ -1,4 +1,4 @@
-// APNs Sandbox — the dashboard's shell in a real browser (tests/python/dashboard_shell.py).
+// APNs Sandbox — the dashboard's shell in a real browser (Tests/Python/dashboard_shell.py).
 import Foundation
 @testable import Server
 import Testing

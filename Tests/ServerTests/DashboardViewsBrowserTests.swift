@@ -1,4 +1,4 @@
-// APNs Sandbox — the dashboard's working views in a real browser (tests/python/dashboard_views.py).
+// APNs Sandbox — the dashboard's working views in a real browser (Tests/Python/dashboard_views.py).
 import Foundation
 @testable import Server
 import Testing

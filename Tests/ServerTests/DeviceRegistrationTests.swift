@@ -8,7 +8,7 @@ import Testing
     @Test func autoRegisteredDeviceIsVisibleRightAfterThePush() async throws {
         try await withServer(configure: { $0.storage.synchronous = .normal }) { server in
             let output = try await run("/usr/bin/env", args: [
-                "python3", TestPaths.packageRoot + "/tests/python/new_tokens_probe.py", "--port", "\(server.httpPort)",
+                "python3", TestPaths.packageRoot + "/Tests/Python/new_tokens_probe.py", "--port", "\(server.httpPort)",
                 "--token", server.providerToken, "--count", "20000", "--connections", "16",
             ], timeout: 120)
             try #require(output.status == 0, "\(output)")
@@ -37,7 +37,7 @@ import Testing
             let base = server.httpBase
             // Fill the store until pushes fail.
             let fill = try await run("/usr/bin/env", args: [
-                "python3", TestPaths.packageRoot + "/tests/python/new_tokens_probe.py", "--port", "\(server.httpPort)",
+                "python3", TestPaths.packageRoot + "/Tests/Python/new_tokens_probe.py", "--port", "\(server.httpPort)",
                 "--token", server.providerToken, "--count", "3000", "--connections", "4", "--mode", "push",
             ], timeout: 120)
             #expect((jsonObject(fill.stdout)?["pushFailures"] as? Int ?? 0) > 0, "the store never filled: \(fill)")

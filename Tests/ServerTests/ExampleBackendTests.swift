@@ -3,14 +3,14 @@ import Foundation
 import Testing
 
 /// The compose file's example backend, run outside Docker: the same send.py, unchanged, with only the sandbox CA
-/// trusted (SSL_CERT_FILE) and Apple's names resolved to the local sandbox (tests/python/example_backend.py does
+/// trusted (SSL_CERT_FILE) and Apple's names resolved to the local sandbox (Tests/Python/example_backend.py does
 /// what the compose network's aliases do). Its push is displayed on the device.
 @Suite struct ExampleBackendTests {
     @Test func exampleBackendPushesWithAioapnsDefaults() async throws {
         try await withServer { server in
             let device = String(repeating: "be", count: 32)
             let output = try await run("/usr/bin/env", args: [
-                "python3", TestPaths.packageRoot + "/tests/python/example_backend.py", "--port", String(server.tlsPort),
+                "python3", TestPaths.packageRoot + "/Tests/Python/example_backend.py", "--port", String(server.tlsPort),
             ], timeout: 30, environment: ProcessInfo.processInfo.environment.merging([
                 "SSL_CERT_FILE": server.caPath, "APNS_KEY_FILE": server.dataDirectory + "/AuthKey_\(testKeyID).p8",
                 "APNS_KEY_ID": testKeyID, "APNS_TEAM_ID": testTeamID, "APNS_TOPIC": testTopic,

@@ -43,7 +43,7 @@ struct ExtensionEndToEndTests {
     /// seconds to start while the whole suite runs: a generous deadline, and an early end if it exits.
     private func mediaServer(directory: String, delay: Double) async throws -> (ChildProcess, Int) {
         let child = try ChildProcess("python3", arguments: [
-            TestPaths.packageRoot + "/tests/python/media_server.py", "--dir", directory, "--delay", "\(delay)",
+            TestPaths.packageRoot + "/Tests/Python/media_server.py", "--dir", directory, "--delay", "\(delay)",
         ])
         let deadline = monotonicSeconds() + TestTime.seconds(30)
         while monotonicSeconds() < deadline, child.wait(timeout: 0) == nil {

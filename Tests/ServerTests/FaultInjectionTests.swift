@@ -13,9 +13,9 @@ import Testing
         return body ?? [:]
     }
 
-    /// Runs tests/python/fault_clients.py MODE and decodes its JSON line.
+    /// Runs Tests/Python/fault_clients.py MODE and decodes its JSON line.
     private func client(_ server: TestServer, _ mode: String, _ extra: [String] = [], timeout: Double = 30) async throws -> [String: Any] {
-        var arguments = [TestPaths.packageRoot + "/tests/python/fault_clients.py", mode]
+        var arguments = [TestPaths.packageRoot + "/Tests/Python/fault_clients.py", mode]
         if mode == "aioapns" {
             arguments += [
                 "--port", String(server.tlsPort), "--cafile", server.caPath,

@@ -6,7 +6,7 @@ import Testing
 
 @Suite(.scaledTimeLimit(minutes: 1))
 struct GoAwayReasonTests {
-    /// Runs tests/python/h2_goaway_reason.py (the `h2` library, as aioapns and httpx use it) and decodes its report.
+    /// Runs Tests/Python/h2_goaway_reason.py (the `h2` library, as aioapns and httpx use it) and decodes its report.
     private func goAwayAsReadByH2(_ probe: ChildProcess) async throws -> [String: Any] {
         let output = await offload { probe.finish(timeout: 30) }
         #expect(output.status == 0, "\(output)")

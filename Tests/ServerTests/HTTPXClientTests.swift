@@ -7,7 +7,7 @@ import Testing
     @Test func readmeExampleWorks() async throws {
         try await withServer { server in
             let output = try await run("/usr/bin/env", args: [
-                "python3", TestPaths.packageRoot + "/tests/python/httpx_client.py", "--token", server.providerToken,
+                "python3", TestPaths.packageRoot + "/Tests/Python/httpx_client.py", "--token", server.providerToken,
                 "--tls-port", "\(server.tlsPort)", "--http-port", "\(server.httpPort)", "--ca", server.caPath,
                 "--device", deviceToken, "--topic", testTopic,
             ], timeout: 40)

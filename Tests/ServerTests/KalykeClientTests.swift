@@ -14,7 +14,7 @@ struct KalykeClientTests {
         try await withProviderServer { server in
             let certificate = try server.clientCertificate()
             let output = try await run("/usr/bin/env", args: [
-                "python3", TestPaths.packageRoot + "/tests/python/kalyke_client.py", "--port", "\(server.test.tlsPort)",
+                "python3", TestPaths.packageRoot + "/Tests/Python/kalyke_client.py", "--port", "\(server.test.tlsPort)",
                 "--ca", server.test.caPath, "--key", server.test.dataDirectory + "/AuthKey_\(testKeyID).p8",
                 "--key-id", testKeyID, "--team-id", testTeamID, "--topic", testTopic, "--device", deviceToken,
                 "--cert", certificate.certificate, "--cert-key", certificate.key,

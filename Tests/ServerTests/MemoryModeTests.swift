@@ -28,7 +28,7 @@ import Testing
             try await live.waitUntilConnected()
 
             let output = try await run("/usr/bin/env", args: [
-                "python3", TestPaths.packageRoot + "/tests/python/aioapns_client.py",
+                "python3", TestPaths.packageRoot + "/Tests/Python/aioapns_client.py",
                 "--port", String(server.tlsPort), "--cafile", server.caPath, "--server-name", "localhost",
                 "--key-file", server.dataDirectory + "/AuthKey_\(testKeyID).p8", "--key-id", testKeyID,
                 "--team-id", testTeamID, "--topic", testTopic, "--timeout", "25",

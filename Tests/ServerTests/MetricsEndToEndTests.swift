@@ -8,7 +8,7 @@ import Webhooks
 /// A real server on a frozen virtual clock runs a known script — accepted pushes over h2c, HTTP/1.1 and h2 (TLS),
 /// with a push type, to production; rejections, a fault rule's answer, a push held by a latency rule, an extension
 /// that times out, a webhook retry — and `/metrics`, scraped before, during and after
-/// and parsed each time by `prometheus_client` (tests/python/metrics_scrape.py), moves by exactly that much.
+/// and parsed each time by `prometheus_client` (Tests/Python/metrics_scrape.py), moves by exactly that much.
 @Suite(.scaledTimeLimit(minutes: 1))
 struct MetricsEndToEndTests {
     struct Scrape {
@@ -22,7 +22,7 @@ struct MetricsEndToEndTests {
     /// Scrapes and parses `/metrics` with the Prometheus Python client (fails the test when it does not parse).
     private func scrape(_ server: TestServer) async throws -> Scrape {
         let output = try await run("/usr/bin/env", args: [
-            "python3", TestPaths.packageRoot + "/tests/python/metrics_scrape.py", "--url", "\(server.httpBase)/metrics",
+            "python3", TestPaths.packageRoot + "/Tests/Python/metrics_scrape.py", "--url", "\(server.httpBase)/metrics",
         ], timeout: 20)
         try #require(output.status == 0, "\(output)")
         let json = try #require(jsonObject(output.stdoutText.split(separator: "\n").last.map(String.init) ?? ""), "\(output)")

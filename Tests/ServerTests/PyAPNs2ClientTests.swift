@@ -20,7 +20,7 @@ import Testing
             #expect(uninstalled.status == 200)
             let unknown = String(repeating: "c3", count: 32)
             let output = try await run("/usr/bin/env", args: [
-                "python3", TestPaths.packageRoot + "/tests/python/apns2_client.py", "--port", "\(server.tlsPort)",
+                "python3", TestPaths.packageRoot + "/Tests/Python/apns2_client.py", "--port", "\(server.tlsPort)",
                 "--ca", server.caPath, "--key", server.dataDirectory + "/AuthKey_\(testKeyID).p8", "--key-id", testKeyID,
                 "--team-id", testTeamID, "--topic", testTopic, "--device", known, "--device", unknown, "--device", gone,
             ], timeout: 40)

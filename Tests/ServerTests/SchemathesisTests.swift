@@ -7,7 +7,7 @@ import Testing
 /// `/api/v1/openapi.json` is fuzzed (positive and negative data, then stateful sequences) and every
 /// response must be a non-5xx with a documented status code, content type and body shape.
 ///
-/// schemathesis comes from tests/python/requirements.txt (`scripts/setup --test`); without it this
+/// schemathesis comes from Tests/Python/requirements.txt (`scripts/setup --test`); without it this
 /// test fails rather than skips. Two seeded runs of 10–20 s each on two cores (each killed after 180 s).
 @Suite(.scaledTimeLimit(minutes: 8))
 struct SchemathesisTests {
@@ -51,7 +51,7 @@ struct SchemathesisTests {
         ], timeout: 60)
         guard probe.status == 0 else {
             Issue.record("""
-                schemathesis is not installed for python3 (pip install -r tests/python/requirements.txt, \
+                schemathesis is not installed for python3 (pip install -r Tests/Python/requirements.txt, \
                 or scripts/setup --test): \(probe)
                 """)
             return

@@ -142,7 +142,7 @@ struct StreamLimitRefusalTests {
     @Test func burstsOnFreshConnectionsLoseNoPush() async throws {
         try await withProviderServer(configure: { $0.limits.maxConcurrentStreams = 1000 }) { server in
             let output = try await run("/usr/bin/env", args: [
-                "python3", TestPaths.packageRoot + "/tests/python/h2_burst_client.py", "--port", "\(server.test.httpPort)",
+                "python3", TestPaths.packageRoot + "/Tests/Python/h2_burst_client.py", "--port", "\(server.test.httpPort)",
                 "--token", server.test.providerToken, "--device", deviceToken, "--topic", testTopic,
                 "--rounds", "50", "--pushes", "100", "--timeout", "\(20 * TestTime.scale)",
             ], timeout: 240 * TestTime.scale)

@@ -212,7 +212,7 @@ struct VirtualClockServerTests {
     @Test func providerTokenExpiresWhenTheClockIsAdvancedAnHour() async throws {
         try await withFrozenClock { server in
             let output = try await run("/usr/bin/env", args: [
-                "python3", TestPaths.packageRoot + "/tests/python/clock_token_probe.py", "--http-port", "\(server.httpPort)",
+                "python3", TestPaths.packageRoot + "/Tests/Python/clock_token_probe.py", "--http-port", "\(server.httpPort)",
                 "--token", server.providerToken, "--device", deviceToken, "--topic", testTopic, "--advance-seconds", "3601",
             ], timeout: 20)
             try #require(output.status == 0, "\(output)")

@@ -25,15 +25,15 @@ final class TemporaryDirectory: Sendable {
     }
 }
 
-/// Paths of the test extension programs in `tests/fixtures/extensions`.
+/// Paths of the test extension programs in `Tests/Fixtures/extensions`.
 enum Fixtures {
     static let directory = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("tests/fixtures/extensions").path
+        .appendingPathComponent("Tests/Fixtures/extensions").path
 
     static func path(_ name: String) -> String { directory + "/" + name }
 
-    /// An exec configuration running `tests/fixtures/extensions/nse.py <mode>`.
+    /// An exec configuration running `Tests/Fixtures/extensions/nse.py <mode>`.
     static func python(_ mode: String, budgetMs: Int = 5_000, graceMs: Int = 500, memoryLimitMB: Int? = nil,
                        extra: [String] = []) -> String {
         let arguments = ([path("nse.py"), mode] + extra).map { "\"\($0)\"" }.joined(separator: ",")

@@ -5,7 +5,7 @@ import Support
 import TestProcessSupport
 import Testing
 
-/// The real binary (``HostileServer``) against `tests/python/hostile_peer.py`, as in ``HostileHTTPTests``; here
+/// The real binary (``HostileServer``) against `Tests/Python/hostile_peer.py`, as in ``HostileHTTPTests``; here
 /// what matters is after the attack: the RSS once the peer has left, the bytes read after a refusal.
 @Suite(.scaledTimeLimit(minutes: 2))
 struct HostileAftermathTests {

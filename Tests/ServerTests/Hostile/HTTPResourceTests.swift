@@ -4,7 +4,7 @@ import Support
 import TestProcessSupport
 import Testing
 
-/// Each test starts the real binary, attacks it from a Python peer (tests/python/hostile_peer.py) while a
+/// Each test starts the real binary, attacks it from a Python peer (Tests/Python/hostile_peer.py) while a
 /// well-behaved client (another loopback address) keeps asking for `/healthz` and sending a push, and
 /// checks the outcome: the attack's answer, the server's peak RSS against its RSS before (a bound stated
 /// per test), that the server's CPU goes idle soon after the attacker leaves, and that the well-behaved

@@ -220,7 +220,7 @@ struct ProbeReport: CustomStringConvertible {
 }
 
 extension TestPaths {
-    static var hostilePeer: String { packageRoot + "/tests/python/hostile_peer.py" }
+    static var hostilePeer: String { packageRoot + "/Tests/Python/hostile_peer.py" }
 }
 
 /// The probe process, started once (by the attack, or before it).

@@ -78,7 +78,7 @@ final class SSEClient: Sendable {
     }
 }
 
-/// `tests/python/webhook_receiver.py`: verifies each request with the Standard Webhooks reference library.
+/// `Tests/Python/webhook_receiver.py`: verifies each request with the Standard Webhooks reference library.
 final class WebhookReceiver: Sendable {
     struct Request: Sendable {
         var number: Int
@@ -96,7 +96,7 @@ final class WebhookReceiver: Sendable {
     /// Starts the receiver; `failFirst` requests are answered 500, then `status`.
     init(secret: String, port: Int = 0, failFirst: Int = 0, status: Int = 200) async throws {
         child = try ChildProcess("python3", arguments: [
-            TestPaths.packageRoot + "/tests/python/webhook_receiver.py", "--secret", secret, "--port", "\(port)",
+            TestPaths.packageRoot + "/Tests/Python/webhook_receiver.py", "--secret", secret, "--port", "\(port)",
             "--fail-first", "\(failFirst)", "--status", "\(status)",
         ])
         // Python can take long to start while the whole suite starts at once (a CI run saw the port printed between

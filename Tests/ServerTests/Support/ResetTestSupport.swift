@@ -24,13 +24,13 @@ func withSeededServer<T>(
     }, body)
 }
 
-/// Pushes with the real `aioapns` client over TLS (tests/python/aioapns_client.py): `count` pushes to
+/// Pushes with the real `aioapns` client over TLS (Tests/Python/aioapns_client.py): `count` pushes to
 /// `token`, or to fresh random tokens when it is nil. Returns the outcome counts ("200": n, …).
 func aioapnsPush(
     _ server: TestServer, token: String?, count: Int, concurrency: Int = 10, timeout: Double = 25
 ) async throws -> [String: Int] {
     var arguments = [
-        "python3", TestPaths.packageRoot + "/tests/python/aioapns_client.py",
+        "python3", TestPaths.packageRoot + "/Tests/Python/aioapns_client.py",
         "--port", String(server.tlsPort), "--cafile", server.caPath, "--server-name", "localhost",
         "--key-file", server.dataDirectory + "/AuthKey_\(testKeyID).p8", "--key-id", testKeyID,
         "--team-id", testTeamID, "--topic", testTopic, "--timeout", "\(Int(timeout))",

@@ -63,9 +63,9 @@ enum TestPaths {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
 
-    static var noALPNClient: String { packageRoot + "/tests/python/h2_no_alpn_client.py" }
-    static var goawayProbe: String { packageRoot + "/tests/python/h2_goaway_probe.py" }
-    static var goawayReason: String { packageRoot + "/tests/python/h2_goaway_reason.py" }
+    static var noALPNClient: String { packageRoot + "/Tests/Python/h2_no_alpn_client.py" }
+    static var goawayProbe: String { packageRoot + "/Tests/Python/h2_goaway_probe.py" }
+    static var goawayReason: String { packageRoot + "/Tests/Python/h2_goaway_reason.py" }
 }
 
 /// A 64-hex-character device token (unknown devices are registered on their first push).

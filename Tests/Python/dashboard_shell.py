@@ -1,7 +1,7 @@
 """The dashboard's shell in a real browser: it loads, follows the event stream, every view is reachable by
 keyboard, the theme toggles and stays, and with a required admin token it asks for one and keeps it out of URLs.
 
-    python3 tests/python/dashboard_shell.py --base http://127.0.0.1:8080 [--admin-token T] [--scenario NAME]
+    python3 Tests/Python/dashboard_shell.py --base http://127.0.0.1:8080 [--admin-token T] [--scenario NAME]
 """
 import os
 import sys

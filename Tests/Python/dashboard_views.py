@@ -2,7 +2,7 @@
 copy as curl run with bash), the Inbox (a notification and a rejected push with its reason, filters, live),
 Apps & devices (create a device), Steering (a fault preset that rejects the next push).
 
-    python3 tests/python/dashboard_views.py --base http://127.0.0.1:8080 --provider-token JWT [--scenario NAME]
+    python3 Tests/Python/dashboard_views.py --base http://127.0.0.1:8080 --provider-token JWT [--scenario NAME]
 """
 import json
 import os

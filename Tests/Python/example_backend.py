@@ -7,7 +7,7 @@ the client's own resolver (socket.getaddrinfo, which asyncio's create_connection
 and the certificate must be valid for the Apple name the client asked for (SNI and hostname check).
 
     SSL_CERT_FILE=data/ca.pem APNS_KEY_FILE=… APNS_KEY_ID=… APNS_TEAM_ID=… APNS_TOPIC=… \\
-        python3 tests/python/example_backend.py --port 2197
+        python3 Tests/Python/example_backend.py --port 2197
 """
 import argparse
 import os

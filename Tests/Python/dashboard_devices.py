@@ -4,7 +4,7 @@ without a reload within 1 s of the 200; its detail shows the timeline and the ou
 offline in the UI stores a push (not on the lock screen) and shows it once back online; an extension that hangs
 past a short budget shows the timeout sentence.
 
-    python3 tests/python/dashboard_devices.py --base http://127.0.0.1:8080 --provider-token JWT [--scenario NAME]
+    python3 Tests/Python/dashboard_devices.py --base http://127.0.0.1:8080 --provider-token JWT [--scenario NAME]
 """
 import http.server
 import json

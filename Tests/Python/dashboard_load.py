@@ -9,7 +9,7 @@ list (Devices) or the Inbox's first page of rows. A script installed before the 
 animation frame callback, i.e. once that frame has been produced; the latter is the figure.
 Under load (2 shared cores) each view is loaded three times and the best counts; all three are printed.
 
-    python3 tests/python/dashboard_load.py --base http://127.0.0.1:8080 --provider-token JWT [--scenario NAME]
+    python3 Tests/Python/dashboard_load.py --base http://127.0.0.1:8080 --provider-token JWT [--scenario NAME]
 """
 import json
 import os

@@ -19,7 +19,7 @@ Exit status: 0 when the run completed; 2 when --expect-status was given and an o
 the expected ones or the apns-ids were not echoed; 1 on a crash or when the whole run takes longer
 than --timeout (default 30 s), with a message (and the counts so far) on stderr.
 
-How aioapns is pointed at the sandbox (aioapns 4.0; see tests/python/requirements.txt):
+How aioapns is pointed at the sandbox (aioapns 4.0; see Tests/Python/requirements.txt):
 
 - Host and port are class attributes of the protocol classes in `aioapns.connection`:
   `APNS_SERVER` on `APNsDevelopmentClientProtocol` ("api.development.push.apple.com", chosen when
@@ -47,12 +47,12 @@ How aioapns is pointed at the sandbox (aioapns 4.0; see tests/python/requirement
 
 Examples (server: `apns-sandbox serve --tls-port 2197`, CA in data/ca.pem):
 
-    python3 tests/python/aioapns_client.py --port 2197 --cafile data/ca.pem \
+    python3 Tests/Python/aioapns_client.py --port 2197 --cafile data/ca.pem \
         --key-file config/keys/AuthKey_DEMOKEY123.p8 --key-id DEMOKEY123 --team-id DEMOTEAM01 \
         --topic com.example.app --count 500 --concurrency 100 --random-tokens --expect-status 200
     ... --wrong-key --expect-status 403:InvalidProviderToken
 
-Needs aioapns (pip install -r tests/python/requirements.txt; scripts/setup --test does it).
+Needs aioapns (pip install -r Tests/Python/requirements.txt; scripts/setup --test does it).
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ try:
     from cryptography.hazmat.primitives.asymmetric import ec
 except ImportError as error:  # pragma: no cover - environment problem, reported plainly
     print(f"aioapns_client: missing Python package ({error}); run "
-          "`python3 -m pip install -r tests/python/requirements.txt` or scripts/setup --test", file=sys.stderr)
+          "`python3 -m pip install -r Tests/Python/requirements.txt` or scripts/setup --test", file=sys.stderr)
     sys.exit(1)
 
 
