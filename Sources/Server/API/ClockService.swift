@@ -100,10 +100,7 @@ final class ClockService: Sendable {
         _ name: String, by milliseconds: Int64? = nil, _ body: (VirtualClock) -> VirtualClock.Reading
     ) throws -> State {
         guard let virtual else {
-            throw APIError(
-                status: 409, code: "clock_not_virtual",
-                message: "The clock is real time: set \"clock\": {\"virtual\": true} in the configuration file "
-                    + "(clock.virtual) to freeze, advance or set it")
+            throw ServiceError.clockNotVirtual
         }
         let previous = virtual.nowMilliseconds
         let state = State(body(virtual))

@@ -74,14 +74,14 @@ final class DeviceService: Sendable {
     func update(token: String, _ change: @escaping @Sendable (inout DeviceRecord) throws -> Void) throws -> DeviceRecord {
         let modification = try modify(token, { current in
             guard var record = current else {
-                throw APIError(status: 404, code: "not_found", message: "No device \(token)")
+                throw ServiceError.notFound(kind: "device", id: token)
             }
             try change(&record)
             return record == current ? .keep : .save(record)
         }, announcing: { before, after in before != after ? "updated" : nil })
         // `change` threw for a missing device, so both are there.
         guard let before = modification.before, let after = modification.after else {
-            throw APIError(status: 404, code: "not_found", message: "No device \(token)")
+            throw ServiceError.notFound(kind: "device", id: token)
         }
         for app in after.apps where app.uninstalledAt != nil {
             if before.apps.first(where: { $0.bundleID == app.bundleID })?.uninstalledAt == nil {

@@ -81,7 +81,7 @@ final class ResetService: Sendable {
     /// after a start (the `RegistryLoader`). - Throws: 503 when they take over a minute more.
     func waitForStoredDevices() throws {
         guard parts.registry.waitUntilLoaded(seconds: 60) else {
-            throw APIError(status: 503, code: "loading", message: "The stored devices are still being loaded; try again")
+            throw ServiceError.stillLoading(what: "stored devices")
         }
     }
 

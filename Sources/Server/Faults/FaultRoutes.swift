@@ -1,4 +1,6 @@
 // APNs Sandbox — `/api/v1/faults`: fault rules over REST.
+import APNsProtocol
+import Foundation
 import HTTP
 import Sandbox
 
@@ -67,7 +69,7 @@ struct FaultRoutes: Sendable {
     }
 
     func create(_ body: [UInt8]) throws -> HTTPResponse {
-        let rule = try service.add(FaultService.spec(from: body))
+        let rule = try service.add(Self.spec(from: body))
         var response = try read(rule.id, status: 201)
         response.headers.set("location", "/api/v1/faults/\(rule.id)")
         return response
@@ -88,5 +90,23 @@ struct FaultRoutes: Sendable {
 
     static func notFound(_ id: String) -> APIError {
         APIError(status: 404, code: "not_found", message: "No fault rule \(id)")
+    }
+
+    /// Decodes a rule from a request body.
+    /// - Throws: ``APIError`` 400 `invalid_json` / `invalid_field` (the field's path and what is wrong).
+    static func spec(from body: [UInt8]) throws -> FaultRuleSpec {
+        guard !body.isEmpty else { throw APIError(status: 400, code: "invalid_json", message: "A JSON object is required") }
+        do {
+            _ = try JSON.parse(body)
+        } catch {
+            throw APIError(status: 400, code: "invalid_json", message: "The body is not valid JSON: \(error)")
+        }
+        do {
+            return try JSONDecoder().decode(FaultRuleSpec.self, from: Data(body))
+        } catch let error as DecodingError {
+            let message = SandboxConfiguration.describe(error)
+            let code = message.contains("unknown key") ? "unknown_field" : "invalid_field"
+            throw APIError(status: 400, code: code, message: message)
+        }
     }
 }

@@ -35,20 +35,20 @@ final class FaultService: Sendable {
     }
 
     /// Adds the rule `spec` describes.
-    /// - Throws: ``APIError``: 422 `invalid_fault` naming the field, 409 `exists` for a taken id, 409 `too_many`.
+    /// - Throws: ``ServiceError``: `invalid` (kind `fault`) naming the field, `exists` for a taken id, `limitReached`.
     func add(_ spec: FaultRuleSpec) throws -> FaultRule {
         let rule: FaultRule
         do {
             rule = try spec.rule(now: clock.nowMilliseconds, source: .api)
         } catch {
-            throw APIError(status: 422, code: "invalid_fault", message: error.description)
+            throw ServiceError.invalid(kind: "fault", message: error.description)
         }
         do {
             try book.add(rule, at: spec.position)
         } catch .duplicateID(let id) {
-            throw APIError(status: 409, code: "exists", message: "A fault rule \(id) exists")
+            throw ServiceError.exists(kind: "fault rule", id: id)
         } catch .tooMany {
-            throw APIError(status: 409, code: "too_many", message: "At most \(FaultBook.maxRules) fault rules; delete some first")
+            throw ServiceError.limitReached(kind: "fault rule", limit: FaultBook.maxRules)
         }
         return rule
     }
@@ -78,23 +78,5 @@ final class FaultService: Sendable {
             throw FaultRuleSpec.Problem(field: "", message: "at most \(FaultBook.maxRules) fault rules")
         }
         book.replaceAll(with: rules)
-    }
-
-    /// Decodes a rule from a request body.
-    /// - Throws: ``APIError`` 400 `invalid_json` / `invalid_field` (the field's path and what is wrong).
-    static func spec(from body: [UInt8]) throws -> FaultRuleSpec {
-        guard !body.isEmpty else { throw APIError(status: 400, code: "invalid_json", message: "A JSON object is required") }
-        do {
-            _ = try JSON.parse(body)
-        } catch {
-            throw APIError(status: 400, code: "invalid_json", message: "The body is not valid JSON: \(error)")
-        }
-        do {
-            return try JSONDecoder().decode(FaultRuleSpec.self, from: Data(body))
-        } catch let error as DecodingError {
-            let message = SandboxConfiguration.describe(error)
-            let code = message.contains("unknown key") ? "unknown_field" : "invalid_field"
-            throw APIError(status: 400, code: code, message: message)
-        }
     }
 }
