@@ -40,6 +40,8 @@ let package = Package(
         .target(name: "Metrics", dependencies: ["Support"], swiftSettings: strict),
         // The event hub (SSE fan-out), the recorder of events that come from no notification, the webhook outbox's models.
         .target(name: "Events", dependencies: ["Sandbox", "APNsProtocol", "Support"], swiftSettings: strict),
+        // The push intake: APNs' checks on one push as stages, ending in a destination (no HTTP).
+        .target(name: "Intake", dependencies: ["APNsProtocol", "Sandbox", "Support"], swiftSettings: strict),
         .target(name: "Store", dependencies: ["Sandbox", "Events", "APNsProtocol", "CSQLite3", "CLibShims", "Support"], swiftSettings: strict),
         // The one outbound HTTP client (libcurl's multi interface on a thread of its own): webhooks, downloads.
         .target(name: "HTTPClient", dependencies: ["CCurl", "Support"], swiftSettings: strict),
@@ -49,7 +51,7 @@ let package = Package(
         .target(name: "Dashboard", resources: [.embedInCode("Assets")], swiftSettings: strict),
         .target(
             name: "Server",
-            dependencies: ["Support", "Transport", "HTTP", "Crypto", "APNsProtocol", "Sandbox", "Events", "Store", "ExtensionRuntime", "Webhooks", "HTTPClient", "Dashboard", "Metrics"],
+            dependencies: ["Support", "Transport", "HTTP", "Crypto", "APNsProtocol", "Sandbox", "Intake", "Events", "Store", "ExtensionRuntime", "Webhooks", "HTTPClient", "Dashboard", "Metrics"],
             swiftSettings: strict),
         .executableTarget(name: "apns-sandbox", dependencies: ["Server", "Support", "APNsProtocol", "Crypto", "HTTPClient"], swiftSettings: strict),
         // Apple's UNNotificationServiceExtension shape for `exec` extensions; Foundation only, no other target here.
@@ -69,6 +71,7 @@ let package = Package(
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strict),
         .testTarget(name: "APNsProtocolTests", dependencies: ["APNsProtocol", "Sandbox", "Support"], swiftSettings: strict),
         .testTarget(name: "SandboxTests", dependencies: ["Sandbox", "APNsProtocol", "Support"], swiftSettings: strict),
+        .testTarget(name: "IntakeTests", dependencies: ["Intake", "Sandbox", "APNsProtocol", "Support"], swiftSettings: strict),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Support"], swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Support", "Transport", "CNGHTTP2", "TestProcessSupport"], swiftSettings: strict),
         .testTarget(

@@ -8,7 +8,7 @@ public struct PushHeaders: Sendable, Equatable {
     public var pushType: PushType?
     /// `apns-topic`; nil when absent (allowed for single-topic certificates).
     public var topic: String?
-    /// `apns-priority`: 1, 5 or 10; 10 when absent.
+    /// `apns-priority`: 1, 5 or 10; when absent 10, or 5 for a background push (``PushRequestValidator/headers(_:)``).
     public var priority: Int
     /// `apns-expiration` in epoch seconds; 0 means "try once, don't store"; nil when absent.
     public var expiration: Int64?

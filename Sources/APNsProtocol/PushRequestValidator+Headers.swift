@@ -18,7 +18,9 @@ extension PushRequestValidator {
     /// 2. `apns-id` not a UUID in 8-4-4-4-12 hex form, either case → `BadMessageId`. Checked early so
     ///    the id to echo is known; it is returned lowercased.
     /// 3. `apns-push-type` not one of the 11 lowercase values → `InvalidPushType`.
-    /// 4. `apns-priority` not exactly `1`, `5` or `10` → `BadPriority`.
+    /// 4. `apns-priority` not exactly `1`, `5` or `10` → `BadPriority`. Absent, it is 10 as on APNs, but 5 for a
+    ///    background push: 10 is not allowed there ("Pushing background updates to your App", Apple's
+    ///    documentation), and a client that leaves the header out of a background push means the only valid value.
     /// 5. `apns-expiration` not a non-negative decimal integer (digits only, no sign) fitting `Int64`
     ///    → `BadExpirationDate`. `0` is valid ("try once, don't store").
     /// 6. `apns-collapse-id` longer than 64 UTF-8 bytes, or not UTF-8 → `BadCollapseId`. The HTTP layer
@@ -70,6 +72,8 @@ extension PushRequestValidator {
             case "1": result.priority = 1
             default: return .failure(APNsError(.badPriority))
             }
+        } else if result.pushType == .background {
+            result.priority = 5
         }
         if let rawExpiration {
             guard let expiration = nonNegativeInteger(rawExpiration) else {

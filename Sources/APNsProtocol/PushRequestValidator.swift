@@ -46,6 +46,17 @@ public enum PushRequestValidator {
         return .success(DeviceToken(checkedHex: hex))
     }
 
+    /// The topic rules of a push on a token connection, where `apns-topic` is required: `MissingTopic` without
+    /// it, then ``bundleID(topic:pushType:priority:)``.
+    /// - Returns: The topic and its bundle ID, or the reason for rejecting the push.
+    public static func topic(_ headers: PushHeaders) -> Result<(topic: String, bundleID: String), APNsError> {
+        guard let topic = headers.topic else { return .failure(APNsError(.missingTopic)) }
+        switch bundleID(topic: topic, pushType: headers.pushType, priority: headers.priority) {
+        case .success(let bundle): return .success((topic, bundle))
+        case .failure(let error): return .failure(error)
+        }
+    }
+
     /// Applies the per-push-type topic and priority rules and returns the bundle ID.
     ///
     /// Rules, in order:

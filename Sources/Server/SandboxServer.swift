@@ -6,6 +6,7 @@ import Events
 import ExtensionRuntime
 import Foundation
 import HTTP
+import Intake
 import Sandbox
 import Store
 import Support

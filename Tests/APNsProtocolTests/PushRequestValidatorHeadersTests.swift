@@ -14,6 +14,16 @@ import Testing
         #expect(validate([]).value == PushHeaders(priority: 10))
     }
 
+    /// A background push without `apns-priority` gets 5, the only priority it may have; one that names a priority
+    /// keeps it (10 is refused later, with its topic: `BadPriority`), and other push types default to 10.
+    @Test func backgroundPushDefaultsToPriorityFive() {
+        #expect(validate([("apns-push-type", "background")]).value?.priority == 5)
+        #expect(validate([("apns-push-type", "background"), ("apns-priority", "10")]).value?.priority == 10)
+        #expect(validate([("apns-push-type", "background"), ("apns-priority", "1")]).value?.priority == 1)
+        #expect(validate([("apns-push-type", "alert")]).value?.priority == 10)
+        #expect(validate([("apns-push-type", "voip")]).value?.priority == 10)
+    }
+
     /// A full, valid set of headers is returned as sent; unknown headers are ignored.
     @Test func acceptsFullSet() throws {
         let headers = try #require(validate([

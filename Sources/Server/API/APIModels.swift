@@ -1,5 +1,6 @@
 // APNs Sandbox — the JSON shapes of the REST API (documented in openapi.json).
 import APNsProtocol
+import Intake
 import Sandbox
 
 /// A device as the API shows it.
@@ -147,7 +148,7 @@ struct NotificationDTO: Codable, Sendable {
         headers = record.headers.map { header in
             // The provider token is a credential: show that it was there, not what it was.
             // Records stored before tokens were redacted at acceptance still hold them.
-            let value = header.name == "authorization" ? ProviderEndpoint.redactedAuthorization : header.value
+            let value = header.name == "authorization" ? RecordStage.redactedAuthorization : header.value
             return Header(name: header.name, value: value)
         }
         payload = try? JSON.parse(record.payload)

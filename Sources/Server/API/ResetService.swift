@@ -3,6 +3,7 @@
 import APNsProtocol
 import Events
 import Foundation
+import Intake
 import Sandbox
 import Store
 import Support

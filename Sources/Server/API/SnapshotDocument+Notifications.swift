@@ -1,5 +1,6 @@
 // APNs Sandbox — notifications in a snapshot document: the record as the API shows it, plus what it derives from.
 import APNsProtocol
+import Intake
 import Sandbox
 
 /// A notification record in a snapshot: the fields of `GET /api/v1/notifications/{apnsId}` without the
@@ -60,7 +61,7 @@ struct NotificationSnapshot: Encodable, Sendable {
         collapseId = record.collapseID
         environment = record.environment.rawValue
         headers = record.headers.map { header in
-            Header(name: header.name, value: header.name == "authorization" ? ProviderEndpoint.redactedAuthorization : header.value)
+            Header(name: header.name, value: header.name == "authorization" ? RecordStage.redactedAuthorization : header.value)
         }
         payload = (try? JSON.parse(record.payload)) ?? .object([])
         authentication = record.authentication

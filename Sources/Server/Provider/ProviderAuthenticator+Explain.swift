@@ -57,7 +57,7 @@ extension ProviderAuthenticator {
         }
         guard let topic else { return explanation }
         let headers = PushHeaders(topic: topic)
-        switch PushChecks.topic(headers) {
+        switch PushRequestValidator.topic(headers) {
         case .success(let checked):
             if case .failure(let error) = checkTopic(checked.topic, bundleID: checked.bundleID, key: key, registering: false) {
                 explanation.rejection = error

@@ -2,16 +2,9 @@
 import APNsProtocol
 import Crypto
 import HTTP
+import Intake
 import Sandbox
 import Transport
-
-/// The outcome of authenticating one push: who sent it and for which topic.
-struct AuthenticatedPush: Sendable {
-    var authentication: PushAuthentication
-    var topic: String
-    var bundleID: String
-    var teamID: String?
-}
 
 /// Authenticates provider requests exactly as APNs does, per connection.
 ///
@@ -213,7 +206,7 @@ struct ProviderAuthenticator: Sendable {
         // Topic rules.
         let topic: String
         let bundleID: String
-        switch PushChecks.topic(headers) {
+        switch PushRequestValidator.topic(headers) {
         case .success(let checked): (topic, bundleID) = checked
         case .failure(let error): return .failure(error)
         }
@@ -254,5 +247,17 @@ struct ProviderAuthenticator: Sendable {
         let scheme = authorization.prefix(7)
         guard scheme.utf8.elementsEqual("bearer ".utf8) || scheme.lowercased() == "bearer " else { return nil }
         return authorization.dropFirst(7)
+    }
+}
+
+/// The intake's authentication stage runs it on the connection each push came on.
+extension ProviderAuthenticator: PushAuthenticating {
+    func authenticate(
+        _ headers: PushHeaders, connection: ConnectionInfo, environment: APNsEnvironment, nowSeconds: Int64,
+        monotonicNow: UInt64
+    ) -> Result<AuthenticatedPush, APNsError> {
+        authenticate(
+            headers: headers, connection: connection, environment: environment, nowSeconds: nowSeconds,
+            monotonicNow: monotonicNow)
     }
 }

@@ -2,44 +2,41 @@
 import APNsProtocol
 import Foundation
 import HTTP
+import Intake
 import Sandbox
 import Support
 import Synchronization
 import Transport
 
-/// The APNs provider endpoint: validates, authenticates and resolves each push as APNs does, answers
-/// with Apple's status, `reason` and headers, and hands a record of every push (accepted or not)
-/// to the `PushRecordSink`.
+/// The APNs provider endpoint: the HTTP face of the push ``Intake``. It turns each request into a
+/// ``PushSubmission``, runs the intake's stages (Apple's checks, authentication, faults, the device) and its
+/// ``Deliver`` destination, and writes the ``PushAnswer`` with Apple's status, `reason` and headers.
 ///
 /// Every response carries `apns-id` (the client's, lowercased, or a new one); responses in the
 /// development environment also carry `apns-unique-id`. Errors are `{"reason":…}` with
-/// `content-type: application/json`; 410 adds `timestamp` (ms).
-/// Takes accepted pushes durably: `completion` runs once the push is committed, and only then is
-/// the provider answered 200 (the delivery engine).
-protocol AcceptedPushReceiver: Sendable {
-    func accept(_ record: NotificationRecord, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
-}
-
+/// `content-type: application/json`; 410 adds `timestamp` (ms). An accepted push is answered 200 only once the
+/// delivery engine committed it.
 final class ProviderEndpoint: Sendable {
-    let authenticator: ProviderAuthenticator
-    let receiver: (any AcceptedPushReceiver)?
+    let intake: Intake<ProviderAuthenticator>
+    /// Where accepted pushes go (nil: answered 200 without going anywhere, for tests of the checks alone).
+    let deliver: Deliver?
     let logger: Logger
     let registry: DeviceRegistry
-    let sink: any PushRecordSink
-    let settings: APNsSettings
     let listenerEnvironments: [String: APNsEnvironment]
     let defaultEnvironment: APNsEnvironment
-    let rateLimiter: DeviceRateLimiter?
-    /// Wall time of the records (`receivedAt`, the time-ordered `apns-id`) and monotonic time of tokens.
     let clock: any SandboxClock
-    /// Fault rules, tried for every push that passes the path, header and authentication checks.
-    let faults: FaultBook
     /// Real time, for a fault's latency (the sandbox clock may be frozen).
     let realTime: any SandboxClock
     /// Counts every answer (`apns_sandbox_pushes_total`), authentication failure and applied fault.
     let metrics: SandboxMetrics?
     /// While the stored devices load: a push to a token not loaded yet waits for its lookup (nil: never).
     let loader: RegistryLoader?
+
+    /// Provider tokens and client certificates, per connection (also `POST /api/v1/provider-tokens/validate`'s).
+    var authenticator: ProviderAuthenticator { intake.authentication.authenticator }
+
+    /// The per-device `TooManyRequests` counts (nil: no limit), which a reset forgets.
+    var rateLimiter: DeviceRateLimiter? { intake.rateLimit.limiter }
 
     init(
         keys: ProviderKeyStore, registry: DeviceRegistry, sink: any PushRecordSink, settings: APNsSettings,
@@ -49,19 +46,17 @@ final class ProviderEndpoint: Sendable {
     ) {
         self.metrics = metrics
         self.loader = loader
-        self.faults = faults
         self.realTime = realTime ?? clock
-        self.receiver = receiver
         self.logger = logger
-        self.authenticator = ProviderAuthenticator(keys: keys, registry: registry, settings: settings, metrics: metrics)
         self.registry = registry
-        self.sink = sink
-        self.settings = settings
         self.listenerEnvironments = listenerEnvironments
         self.defaultEnvironment = settings.defaultEnvironment
-        self.rateLimiter = settings.maxPushesPerSecondPerDevice > 0
-            ? DeviceRateLimiter(maxPerSecond: settings.maxPushesPerSecondPerDevice) : nil
         self.clock = clock
+        intake = Intake(
+            authenticator: ProviderAuthenticator(keys: keys, registry: registry, settings: settings, metrics: metrics),
+            registry: registry, faults: faults, maxPushesPerSecondPerDevice: settings.maxPushesPerSecondPerDevice,
+            sink: sink, clock: clock, observer: metrics)
+        deliver = receiver.map { Deliver(receiver: $0, logger: logger) }
     }
 
     func register(on router: inout Router) {
@@ -107,53 +102,50 @@ final class ProviderEndpoint: Sendable {
 
     /// ``respond(to:)`` once the registry can answer for the push's device.
     private func respondKnowing(_ request: HTTPRequest) -> HandlerResult {
-        let (response, accepted, latency, tally, cause) = evaluate(request)
-        guard let accepted, let receiver else {
-            count(tally, request)
-            if logger.level <= .debug { logPush(request, response, cause: cause) }
+        let verdict = evaluate(request)
+        let latency = verdict.answer.fault?.latencyMilliseconds ?? 0
+        guard let accepted = verdict.accepted, let deliver else {
+            finished(verdict.answer, request)
+            let response = Self.response(verdict.answer)
             guard latency > 0 else { return .response(response) }
             return .deferred { [self] respond in answer(response, after: latency, waiting(respond)) }
         }
-        let logger = self.logger
         return .deferred { [self] respond in
             let respond = waiting(respond)
-            receiver.accept(accepted) { result in
-                switch result {
-                case .success:
-                    self.count(tally, request)
-                    if logger.level <= .debug { self.logPush(request, response) }
-                    self.answer(response, after: latency, respond)
-                case .failure(let error):
-                    logger.error("push not stored", [("apns.id", accepted.apnsID), ("error", "\(error)")])
-                    let failure = APNsError(.internalServerError)
-                    self.count(tally.map { PushTally(reason: failure.reason, pushType: $0.pushType, environment: $0.environment) }, request)
-                    var headers = response.headers
-                    headers.set("content-type", "application/json")
-                    respond(HTTPResponse(status: failure.status, headers: headers, body: failure.jsonBody))
-                }
+            deliver.take(accepted, answer: verdict.answer) { answer in
+                self.finished(answer, request)
+                // A push that could not be stored is answered at once, without the fault's effects.
+                self.answer(Self.response(answer), after: answer.error == nil ? latency : 0, respond)
             }
         }
     }
 
+    /// Counts and logs an answer given to `request` (a dropped push is neither).
+    private func finished(_ answer: PushAnswer, _ request: HTTPRequest) {
+        guard !answer.isDropped else { return }
+        count(answer, request)
+        if logger.level <= .debug { logPush(request, answer) }
+    }
+
     /// One debug line per push: who sent what where, and APNs' answer (the device token shortened), with the
     /// cause of a refusal when there is one (``APNsError/cause``: why the token or certificate was refused).
-    private func logPush(_ request: HTTPRequest, _ response: HTTPResponse, cause: String? = nil) {
-        let reason = response.status == 200 ? "" : (try? JSON.parse(response.body))?.members?.first { $0.0 == "reason" }?.1.string ?? ""
+    private func logPush(_ request: HTTPRequest, _ answer: PushAnswer) {
         let token = request.path.split(separator: "/").last.map { String($0.prefix(8)) } ?? ""
         logger.debug("push", [
-            ("apns.id", response.headers["apns-id"] ?? ""), ("device.token_prefix", token),
+            ("apns.id", answer.apnsID), ("device.token_prefix", token),
             ("apns.topic", request.headers["apns-topic"] ?? ""), ("apns.push_type", request.headers["apns-push-type"] ?? ""),
-            ("http.status", "\(response.status)"), ("apns.reason", reason), ("conn.id", "\(request.connection.id)"),
-        ] + (cause.map { [("apns.cause", $0)] } ?? []))
+            ("http.status", "\(answer.status)"), ("apns.reason", answer.error?.reason.rawValue ?? ""),
+            ("conn.id", "\(request.connection.id)"),
+        ] + (answer.error?.cause.map { [("apns.cause", $0)] } ?? []))
     }
 
     /// Answers a push whose body is over the transport limit: `PayloadTooLarge` (with the usual
     /// `apns-id`), after the path and headers are checked. Other paths get the generic answer.
     func answerOversized(_ request: HTTPRequest) -> HTTPResponse? {
         guard request.path.hasPrefix("/3/") || request.path == "/3" else { return nil }
-        let evaluation = evaluate(request, bodyTooLarge: true)
-        count(evaluation.tally, request)
-        return evaluation.response
+        let answer = evaluate(request, oversize: .body).answer
+        finished(answer, request)
+        return Self.response(answer)
     }
 
     /// Answers a push whose header section is over the transport's limits (HTTP/2
@@ -164,192 +156,45 @@ final class ProviderEndpoint: Sendable {
     /// `MissingDeviceToken`): the header fields are incomplete. Other paths get the generic answer.
     func answerOversizedHeaders(_ request: HTTPRequest) -> HTTPResponse? {
         guard request.path.hasPrefix("/3/") || request.path == "/3" else { return nil }
-        let evaluation = evaluate(request, headersTooLarge: true)
-        count(evaluation.tally, request)
-        return evaluation.response
+        let answer = evaluate(request, oversize: .headers).answer
+        finished(answer, request)
+        return Self.response(answer)
     }
 
-    /// The response for a push, plus the notification to deliver when it is accepted, a fault's latency (ms),
-    /// what the metrics count of the answer (nil when a connection fault drops the push) and the cause of a
-    /// refusal (``APNsError/cause``).
-    typealias Evaluation = (response: HTTPResponse, accepted: NotificationRecord?, latency: Int64, tally: PushTally?, cause: String?)
+    /// Runs the intake's stages on `request` (as a push to the devices: their effects apply).
+    func evaluate(_ request: HTTPRequest, oversize: PushSubmission.Oversize? = nil) -> Intake<ProviderAuthenticator>.Verdict {
+        let submission = PushSubmission(
+            method: request.method, path: request.path,
+            headers: request.headers.fields.map { (name: $0.name, value: $0.value) }, body: request.body,
+            environment: environment(of: request), connectionID: request.connection.id,
+            loopIndex: request.connection.loopIndex, oversize: oversize)
+        guard let deliver else { return intake.evaluate(submission, connection: request.connection, for: Unreceived()) }
+        return intake.evaluate(submission, connection: request.connection, for: deliver)
+    }
 
-    func evaluate(_ request: HTTPRequest, bodyTooLarge: Bool = false, headersTooLarge: Bool = false) -> Evaluation {
-        let nowMilliseconds = clock.nowMilliseconds
-        let environment = environment(of: request)
-        let headerList = request.headers.fields.map { (name: $0.name, value: $0.value) }
-        var record = PushRecord(
-            apnsID: "", deviceToken: "", environment: environment, headers: headerList, payload: request.body,
-            authentication: .none, connectionID: request.connection.id, receivedAt: nowMilliseconds)
-        record.loopIndex = request.connection.loopIndex
-
-        var fault: FaultEffect?
-        func reject(_ error: APNsError) -> Evaluation {
-            if record.apnsID.isEmpty {
-                record.apnsID = PushRequestValidator.echoedAPNsID(in: headerList)
-                    ?? UUIDGenerator.makeTimeOrdered(unixMilliseconds: nowMilliseconds)
-            }
-            record.rejection = error
-            var headers: HTTPFields = ["apns-id": record.apnsID, "content-type": "application/json"]
+    /// The HTTP response of an answer: `apns-id` (and `apns-unique-id`) always; an error's `{"reason":…}` as JSON
+    /// (`allow: POST` with `MethodNotAllowed`); the fault's connection effect. A dropped push's status is never sent.
+    static func response(_ answer: PushAnswer) -> HTTPResponse {
+        var headers: HTTPFields = ["apns-id": answer.apnsID]
+        var body: [UInt8] = []
+        if let error = answer.error {
+            headers.append("content-type", "application/json")
             if error.reason == .methodNotAllowed { headers.append("allow", "POST") }
-            if environment == .development {
-                record.uniqueID = UUIDGenerator.make()
-                headers.append("apns-unique-id", record.uniqueID ?? "")
-            }
-            record.fault = fault?.applied
-            sink.record(record)
-            var response = HTTPResponse(status: error.status, headers: headers, body: error.jsonBody)
-            response.connectionFault = fault?.connectionFault
-            return (response, nil, fault?.latencyMilliseconds ?? 0,
-                    PushTally(reason: error.reason, pushType: record.pushType, environment: environment), error.cause)
+            body = error.jsonBody
         }
-
-        let token: DeviceToken
-        switch PushRequestValidator.deviceToken(method: request.method, path: request.path) {
-        case .success(let parsed): token = parsed
-        case .failure(let error): return reject(error)
-        }
-        record.deviceToken = token.hex
-        if headersTooLarge { return reject(APNsError(.payloadTooLarge)) }
-
-        let headers: PushHeaders
-        switch PushChecks.headers(headerList) {
-        case .success(let parsed): headers = parsed
-        case .failure(let error): return reject(error)
-        }
-        // A generated apns-id is time-ordered: the store's apns-id index then grows at its end (a
-        // random id costs a random index page per push, about half the store's writes).
-        record.apnsID = headers.apnsID ?? UUIDGenerator.makeTimeOrdered(unixMilliseconds: nowMilliseconds)
-        if bodyTooLarge { return reject(APNsError(.payloadTooLarge)) }
-        record.topic = headers.topic
-        record.pushType = headers.pushType
-        record.priority = headers.priority
-        record.expiration = headers.expiration
-        record.collapseID = headers.collapseID
-
-        let authenticated: AuthenticatedPush
-        switch authenticator.authenticate(
-            headers: headers, connection: request.connection, environment: environment,
-            nowSeconds: nowMilliseconds / 1000, monotonicNow: clock.monotonicNanoseconds)
-        {
-        case .success(let result): authenticated = result
-        case .failure(let error):
-            metrics?.pushes.countAuthFailure(error.reason)
-            return reject(error)
-        }
-        record.authentication = authenticated.authentication
-        record.topic = authenticated.topic
-        record.bundleID = authenticated.bundleID
-
-        fault = faultEffect(
-            token: token, headers: headers, headerList: headerList, authenticated: authenticated,
-            environment: environment, apnsID: record.apnsID, connectionID: request.connection.id, now: nowMilliseconds)
-        if let fault {
-            metrics?.faultApplied(fault.action)
-            switch fault.action {
-            case .reject(let reason, let timestamp):
-                return reject(APNsError(reason, timestamp: timestamp ?? nowMilliseconds))
-            case .goAway, .resetStream, .closeConnection:
-                record.fault = fault.applied
-                sink.record(record)
-                var response = HTTPResponse(status: 500)
-                response.connectionFault = fault.connectionFault
-                return (response, nil, fault.latencyMilliseconds, nil, nil)
-            default:
-                break
-            }
-        }
-
-        switch PushRequestValidator.payload(request.body, pushType: headers.pushType) {
-        case .success: break
-        case .failure(let error): return reject(error)
-        }
-
-        if let error = registry.resolve(token: token, environment: environment, bundleID: authenticated.bundleID, now: nowMilliseconds) {
-            return reject(error)
-        }
-
-        if let rateLimiter, !rateLimiter.allow(token, nowMilliseconds: nowMilliseconds) {
-            return reject(APNsError(.tooManyRequests))
-        }
-
-        if environment == .development { record.uniqueID = UUIDGenerator.make() }
-        record.fault = fault?.applied
-        sink.record(record)
-        var responseHeaders: HTTPFields = ["apns-id": record.apnsID]
-        if let uniqueID = record.uniqueID { responseHeaders.append("apns-unique-id", uniqueID) }
-        var notification = receiver == nil ? nil : Self.notification(from: record, bundleID: authenticated.bundleID, topic: authenticated.topic)
-        if let applied = fault?.applied { notification?.faults = [applied] }
-        var response = HTTPResponse(status: 200, headers: responseHeaders)
-        response.connectionFault = fault?.connectionFault
-        return (response, notification, fault?.latencyMilliseconds ?? 0,
-                PushTally(reason: nil, pushType: record.pushType, environment: environment), nil)
-    }
-
-    /// What the store keeps of an `authorization` header: provider tokens are credentials (valid for an
-    /// hour) and are not written to disk; the record keeps the token's team, key and issue time instead.
-    static let redactedAuthorization = "bearer <redacted>"
-
-    /// The durable notification of an accepted push.
-    static func notification(from record: PushRecord, bundleID: String, topic: String) -> NotificationRecord {
-        var teamID: String?
-        var keyID: String?
-        var issuedAt: Int64?
-        var authentication = "none"
-        switch record.authentication {
-        case .token(let key, let team, let iat):
-            teamID = team
-            keyID = key
-            issuedAt = iat
-            authentication = "token:\(team)/\(key)"
-        case .certificate(let bundle):
-            authentication = "certificate:\(bundle)"
-        case .none:
-            break
-        }
-        return NotificationRecord(
-            apnsID: record.apnsID, uniqueID: record.uniqueID, deviceToken: record.deviceToken, bundleID: bundleID,
-            topic: topic, pushType: record.pushType?.rawValue, priority: record.priority, expiration: record.expiration,
-            collapseID: record.collapseID, environment: record.environment,
-            headers: record.headers.map {
-                HeaderField(name: $0.name, value: $0.name == "authorization" ? Self.redactedAuthorization : $0.value)
-            },
-            payload: String(decoding: record.payload, as: UTF8.self),
-            authentication: authentication, teamID: teamID, keyID: keyID, issuedAt: issuedAt,
-            connectionID: record.connectionID, receivedAt: record.receivedAt)
+        if let uniqueID = answer.uniqueID { headers.append("apns-unique-id", uniqueID) }
+        var response = HTTPResponse(status: answer.isDropped ? 500 : answer.status, headers: headers, body: body)
+        response.connectionFault = answer.fault?.connectionFault
+        return response
     }
 }
 
-/// Counts pushes per device token per second (APNs' `TooManyRequests`).
-final class DeviceRateLimiter: Sendable {
-    private struct Window {
-        var second: Int64
-        var count: Int
-    }
+/// The destination of an endpoint without a receiver (tests of the checks alone): pushes are sent (their effects
+/// apply) and answered 200 at once.
+private struct Unreceived: PushDestination {
+    var sends: Bool { true }
 
-    private let windows = Locked<[DeviceToken: Window]>([:])
-    let maxPerSecond: Int
-
-    init(maxPerSecond: Int) {
-        self.maxPerSecond = maxPerSecond
-    }
-
-    func allow(_ token: DeviceToken, nowMilliseconds: Int64) -> Bool {
-        let second = nowMilliseconds / 1000
-        return windows.withLock { windows in
-            if windows.count > 100_000 { windows = windows.filter { $0.value.second == second } }
-            var window = windows[token] ?? Window(second: second, count: 0)
-            if window.second != second { window = Window(second: second, count: 0) }
-            window.count += 1
-            windows[token] = window
-            return window.count <= maxPerSecond
-        }
-    }
-
-    /// Forgets the count of `token` (nil: of every device), as after a reset of the sandbox.
-    func forget(_ token: DeviceToken?) {
-        windows.withLock { windows in
-            if let token { windows[token] = nil } else { windows.removeAll() }
-        }
+    func take(_ notification: NotificationRecord, answer: PushAnswer, completion: @escaping @Sendable (PushAnswer) -> Void) {
+        completion(answer)
     }
 }

@@ -1,15 +1,16 @@
 // APNs Sandbox — `POST /api/v1/pushes/validate`: the provider endpoint's verdict on a push, without sending it.
 import APNsProtocol
 import HTTP
+import Intake
 import Sandbox
 
-/// Runs the checks `POST /3/device/<token>` runs on a request, in its order, minus authentication and
-/// anything that changes state (no record, no event, no rate counting, no fault rules, no auto-registration):
-/// path and device token, headers (``PushChecks/headers(_:)``), the topic (``PushChecks/topic(_:)``, as on a
-/// token connection: `MissingTopic`), an unknown app without `apns.autoRegisterApps` (`TopicDisallowed`), the
-/// payload (``PushRequestValidator/payload(_:pushType:)``), then the device (``DeviceRegistry/check(token:environment:bundleID:now:)``:
-/// unknown-token policy, environment, `DeviceTokenNotForTopic`, `Unregistered`). Cheap: no I/O, one lock — but
-/// while the stored devices load it runs on a worker, where a token not loaded yet is looked up in the store.
+/// The push ``Intake`` with the ``Validate`` destination: the stages `POST /3/device/<token>` runs, in its order,
+/// minus authentication and anything that changes state (no record, no event, no rate counting, no fault rules,
+/// no auto-registration): path and device token, headers, the topic as on a token connection (`MissingTopic`), an
+/// unknown app without `apns.autoRegisterApps` (`TopicDisallowed`) (``TopicCheck``), the payload, then the device
+/// (``DeviceRegistry/check(token:environment:bundleID:now:)``: unknown-token policy, environment,
+/// `DeviceTokenNotForTopic`, `Unregistered`). Cheap: no I/O, one lock — but while the stored devices load it runs
+/// on a worker, where a token not loaded yet is looked up in the store.
 struct PushValidationRoutes: Sendable {
     struct Request: APIRequestBody {
         static let fields = ["deviceToken", "headers", "payload", "environment"]
@@ -49,9 +50,18 @@ struct PushValidationRoutes: Sendable {
 
     let registry: DeviceRegistry
     let settings: APNsSettings
-    let clock: any SandboxClock
+    let intake: Intake<TopicCheck>
     /// While the stored devices load (nil: never).
-    var loader: RegistryLoader?
+    let loader: RegistryLoader?
+
+    init(registry: DeviceRegistry, settings: APNsSettings, clock: any SandboxClock, loader: RegistryLoader? = nil) {
+        self.registry = registry
+        self.settings = settings
+        self.loader = loader
+        intake = Intake(
+            authenticator: TopicCheck(registry: registry, autoRegistersApps: settings.autoRegisterApps),
+            registry: registry, clock: clock)
+    }
 
     func register(on router: inout Router) {
         router.post("/api/v1/pushes/validate") { [self] request, _ in
@@ -75,45 +85,20 @@ struct PushValidationRoutes: Sendable {
         let environment = try request.environment.map(APIBody.environment) ?? settings.defaultEnvironment
         let headerList = (request.headers ?? [:]).sorted { $0.key < $1.key }.map { (name: $0.key.lowercased(), value: $0.value) }
         let bytes = Array(payload.utf8)
-        var verdict = Verdict(valid: true, status: 200, reason: nil, message: "APNs would accept this push",
-                              pushType: "alert", priority: 10, payloadBytes: bytes.count, maxPayloadBytes: PushType.alert.maxPayloadBytes)
-        if let error = firstFailure(deviceToken: deviceToken, headerList: headerList, payload: bytes,
-                                    environment: environment, looksUp: looksUp, verdict: &verdict) {
+        let submission = PushSubmission(deviceToken: deviceToken, headers: headerList, body: bytes, environment: environment)
+        let lookUp: ((DeviceToken) -> Bool)? = looksUp ? loader.map { loader in { loader.fillNow($0) } } : nil
+        let outcome = intake.evaluate(submission, connection: (), for: Validate(), lookUp: lookUp)
+        let pushType = outcome.headers?.pushType ?? .alert
+        var verdict = Verdict(
+            valid: true, status: 200, reason: nil, message: "APNs would accept this push", pushType: pushType.rawValue,
+            priority: outcome.headers?.priority ?? 10, payloadBytes: bytes.count, maxPayloadBytes: pushType.maxPayloadBytes)
+        if let error = outcome.answer.error {
             verdict.valid = false
             verdict.status = error.status
             verdict.reason = error.reason.rawValue
             verdict.message = Self.message(error.reason)
         }
         return verdict
-    }
-
-    private func firstFailure(
-        deviceToken: String, headerList: [(name: String, value: String)], payload: [UInt8],
-        environment: APNsEnvironment, looksUp: Bool, verdict: inout Verdict
-    ) -> APNsError? {
-        let token: DeviceToken
-        switch PushRequestValidator.deviceToken(method: "POST", path: "/3/device/\(deviceToken)"[...]) {
-        case .success(let parsed): token = parsed
-        case .failure(let error): return error
-        }
-        let headers: PushHeaders
-        switch PushChecks.headers(headerList) {
-        case .success(let parsed): headers = parsed
-        case .failure(let error): return error
-        }
-        verdict.pushType = (headers.pushType ?? .alert).rawValue
-        verdict.priority = headers.priority
-        verdict.maxPayloadBytes = (headers.pushType ?? .alert).maxPayloadBytes
-        let bundleID: String
-        switch PushChecks.topic(headers) {
-        case .success(let checked): bundleID = checked.bundleID
-        case .failure(let error): return error
-        }
-        if registry.app(bundleID: bundleID) == nil, !settings.autoRegisterApps { return APNsError(.topicDisallowed) }
-        if case .failure(let error) = PushRequestValidator.payload(payload, pushType: headers.pushType) { return error }
-        if looksUp, let loader, !loader.fillNow(token) { return APNsError(.internalServerError) }
-        let now = clock.nowMilliseconds
-        return registry.check(token: token, environment: environment, bundleID: bundleID, now: now)
     }
 
     /// Human words for a reason, for the form's hint under the field.
