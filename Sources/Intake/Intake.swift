@@ -44,12 +44,12 @@ public struct Intake<Authenticator: PushAuthenticating>: Sendable {
     ///   - clock: The sandbox's clock: the push's arrival, provider-token ages.
     ///   - observer: Told about refused authentications and applied faults (the metrics).
     public init(
-        authenticator: Authenticator, registry: DeviceRegistry, faults: FaultBook? = nil,
+        authenticator: Authenticator, registry: any DeviceDirectory, faults: (any FaultDecider)? = nil,
         maxPushesPerSecondPerDevice: Int = 0, sink: (any PushRecordSink)? = nil, clock: any SandboxClock,
         observer: (any IntakeObserver)? = nil
     ) {
         authentication = AuthenticationStage(authenticator)
-        self.faults = faults.map(FaultStage.init)
+        self.faults = faults.map { FaultStage($0) }
         resolve = ResolveStage(registry)
         rateLimit = RateLimitStage(maxPerSecond: maxPushesPerSecondPerDevice)
         record = sink.map(RecordStage.init)

@@ -52,11 +52,11 @@ public struct AuthenticationStage<Authenticator: PushAuthenticating>: Sendable {
 /// topic rules of a token connection (`MissingTopic`, ``PushRequestValidator/topic(_:)``) and an app the sandbox
 /// knows (`TopicDisallowed` for an unknown one unless apps are auto-registered).
 public struct TopicCheck: PushAuthenticating {
-    public let registry: DeviceRegistry
+    public let registry: any DeviceDirectory
     /// `apns.autoRegisterApps`: an unknown app would be registered by its first push.
     public let autoRegistersApps: Bool
 
-    public init(registry: DeviceRegistry, autoRegistersApps: Bool) {
+    public init(registry: any DeviceDirectory, autoRegistersApps: Bool) {
         self.registry = registry
         self.autoRegistersApps = autoRegistersApps
     }

@@ -7,9 +7,9 @@ import Support
 /// unknown-token policy, the environment, `DeviceTokenNotForTopic`, `Unregistered`.) A push that is only checked
 /// registers nothing (``DeviceRegistry/check(token:environment:bundleID:now:)``).
 public struct ResolveStage: Sendable {
-    public let registry: DeviceRegistry
+    public let registry: any DeviceDirectory
 
-    public init(_ registry: DeviceRegistry) {
+    public init(_ registry: any DeviceDirectory) {
         self.registry = registry
     }
 
@@ -29,12 +29,24 @@ public struct ResolveStage: Sendable {
     }
 }
 
+/// Pushes counted per device (``DeviceRateLimiter`` in memory).
+public protocol PushRateLimiter: Sendable {
+    /// Counts a push to `token` at `nowMilliseconds`; false when it is one too many.
+    func allow(_ token: DeviceToken, nowMilliseconds: Int64) -> Bool
+    /// Forgets the count of `token` (nil: of every device), as after a reset of the sandbox.
+    func forget(_ token: DeviceToken?)
+}
+
 /// Stage 7: APNs' `TooManyRequests` for a device pushed too often (`apns.maxPushesPerSecondPerDevice`; none when 0).
 public struct RateLimitStage: Sendable {
-    public let limiter: DeviceRateLimiter?
+    public let limiter: (any PushRateLimiter)?
 
     public init(maxPerSecond: Int) {
         limiter = maxPerSecond > 0 ? DeviceRateLimiter(maxPerSecond: maxPerSecond) : nil
+    }
+
+    public init(limiter: (any PushRateLimiter)?) {
+        self.limiter = limiter
     }
 
     public func run(_ push: inout IntakePush) -> APNsError? {
@@ -44,7 +56,7 @@ public struct RateLimitStage: Sendable {
 }
 
 /// Counts pushes per device token per second (APNs' `TooManyRequests`).
-public final class DeviceRateLimiter: Sendable {
+public final class DeviceRateLimiter: PushRateLimiter {
     private struct Window {
         var second: Int64
         var count: Int

@@ -27,9 +27,9 @@ public struct FaultStage: Sendable {
         case drop
     }
 
-    public let book: FaultBook
+    public let book: any FaultDecider
 
-    public init(_ book: FaultBook) {
+    public init(_ book: any FaultDecider) {
         self.book = book
     }
 

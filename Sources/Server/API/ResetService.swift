@@ -35,7 +35,7 @@ final class ResetService: Sendable {
         var registry: DeviceRegistry
         var engine: DeliveryEngine
         var pushes: RecentPushes
-        var rateLimiter: DeviceRateLimiter?
+        var rateLimiter: (any PushRateLimiter)?
         var attachments: AttachmentSweeper
         var participants: SteeringParticipants
         var keys: ProviderKeyStore

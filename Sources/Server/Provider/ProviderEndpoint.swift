@@ -1,6 +1,5 @@
 // APNs Sandbox — `POST /3/device/<token>` with Apple's full contract.
 import APNsProtocol
-import Foundation
 import HTTP
 import Intake
 import Sandbox
@@ -36,7 +35,7 @@ final class ProviderEndpoint: Sendable {
     var authenticator: ProviderAuthenticator { intake.authentication.authenticator }
 
     /// The per-device `TooManyRequests` counts (nil: no limit), which a reset forgets.
-    var rateLimiter: DeviceRateLimiter? { intake.rateLimit.limiter }
+    var rateLimiter: (any PushRateLimiter)? { intake.rateLimit.limiter }
 
     init(
         keys: ProviderKeyStore, registry: DeviceRegistry, sink: any PushRecordSink, settings: APNsSettings,
@@ -83,12 +82,10 @@ final class ProviderEndpoint: Sendable {
         return .deferred { [self] respond in
             loader.fill(token) { [self] filled in
                 guard filled else {
-                    let failure = APNsError(.internalServerError)
                     let apnsID = PushRequestValidator.echoedAPNsID(in: request.headers.fields.map { (name: $0.name, value: $0.value) })
                         ?? UUIDGenerator.makeTimeOrdered(unixMilliseconds: clock.nowMilliseconds)
-                    respond(HTTPResponse(
-                        status: failure.status, headers: ["apns-id": apnsID, "content-type": "application/json"],
-                        body: failure.jsonBody))
+                    respond(Self.response(PushAnswer(
+                        error: APNsError(.internalServerError), apnsID: apnsID, environment: environment(of: request))))
                     return
                 }
                 switch respondKnowing(request) {
@@ -120,10 +117,9 @@ final class ProviderEndpoint: Sendable {
         }
     }
 
-    /// Counts and logs an answer given to `request` (a dropped push is neither).
+    /// Counts an answer given to `request` (a dropped push has none to count) and logs it.
     private func finished(_ answer: PushAnswer, _ request: HTTPRequest) {
-        guard !answer.isDropped else { return }
-        count(answer, request)
+        if !answer.isDropped { count(answer, request) }
         if logger.level <= .debug { logPush(request, answer) }
     }
 
@@ -134,7 +130,8 @@ final class ProviderEndpoint: Sendable {
         logger.debug("push", [
             ("apns.id", answer.apnsID), ("device.token_prefix", token),
             ("apns.topic", request.headers["apns-topic"] ?? ""), ("apns.push_type", request.headers["apns-push-type"] ?? ""),
-            ("http.status", "\(answer.status)"), ("apns.reason", answer.error?.reason.rawValue ?? ""),
+            ("http.status", answer.isDropped ? "none (\(answer.fault?.action.kind ?? "dropped"))" : "\(answer.status)"),
+            ("apns.reason", answer.error?.reason.rawValue ?? ""),
             ("conn.id", "\(request.connection.id)"),
         ] + (answer.error?.cause.map { [("apns.cause", $0)] } ?? []))
     }
