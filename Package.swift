@@ -83,7 +83,7 @@ let package = Package(
         .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Sandbox", "Events", "Crypto", "Support", "TestProcessSupport"], swiftSettings: strict),
         .testTarget(
             name: "ServerTests",
-            dependencies: ["Server", "Dashboard", "HTTP", "Crypto", "Support", "APNsProtocol", "Sandbox", "Events", "Store", "ExtensionRuntime", "Webhooks", "TestProcessSupport"],
+            dependencies: ["Server", "Dashboard", "HTTP", "Crypto", "Support", "APNsProtocol", "Sandbox", "Intake", "Events", "Store", "ExtensionRuntime", "Webhooks", "TestProcessSupport"],
             swiftSettings: strict),
         .testTarget(name: "ServiceExtensionKitTests", dependencies: ["ServiceExtensionKit", "TestProcessSupport"], swiftSettings: strict),
     ],

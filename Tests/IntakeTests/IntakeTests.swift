@@ -54,12 +54,30 @@ final class AnswerBox: Sendable {
         #expect(recorder.records.map(\.apnsID) == [answer.apnsID])
     }
 
-    /// Deliver: a push the receiver could not store is 500 `InternalServerError`, without its fault's effects.
+    /// Deliver: a push the receiver could not store is 500 `InternalServerError`, without its fault's effects, with
+    /// its ids; the push log has it as the stages accepted it.
     @Test func deliverAnswersAFailedCommit() throws {
         let recorder = Recorder()
         let intake = intake(recorder, rules: [rule(.stall(milliseconds: 100))])
         let answer = try #require(run(intake, Deliver(receiver: Receiver(fails: true), logger: Logger(label: "test"))))
         #expect(answer.error?.reason == .internalServerError && answer.fault == nil)
+        let record = try #require(recorder.records.first)
+        #expect(answer.apnsID == record.apnsID && answer.uniqueID == record.uniqueID && answer.uniqueID != nil)
+        #expect(record.rejection == nil && record.fault?.action == "stall")
+    }
+
+    /// The later stages keep Apple's order too: a fault rule's refusal comes before the payload's, the payload's
+    /// before the device's; a refused push is not rate-counted.
+    @Test func laterStagesKeepTheirOrder() throws {
+        let destination = Deliver(receiver: Receiver(), logger: Logger(label: "test"))
+        let faulty = intake(Recorder(), rules: [rule(.reject(.shutdown, timestamp: nil))])
+        #expect(run(faulty, destination, submission(body: []))?.error?.reason == .shutdown)
+        let strict = intake(Recorder(), registry: registry(policy: .strict))
+        let unknown = "/3/device/" + String(repeating: "cd", count: 32)
+        #expect(run(strict, destination, submission(path: unknown, body: []))?.error?.reason == .payloadEmpty)
+        #expect(run(strict, destination, submission(path: unknown))?.error?.reason == .badDeviceToken)
+        // The limit is 1 a second: the refused pushes above did not use it up.
+        #expect(run(strict, destination)?.status == 200)
     }
 
     /// The first stage that refuses decides, in Apple's order: the path before the headers before authentication.
@@ -75,14 +93,18 @@ final class AnswerBox: Sendable {
         #expect(recorder.records.count == 3 && recorder.records.allSatisfy { $0.rejection != nil })
     }
 
-    /// A dropped push (GOAWAY) gets no answer to count, and is recorded with its fault.
-    @Test func droppedPushIsRecordedNotAnswered() throws {
+    /// A dropped push (GOAWAY, RST_STREAM, close) gets no answer to count, and is recorded with its fault, neither
+    /// refused nor given an `apns-unique-id`.
+    @Test(arguments: [FaultAction.goAway(reason: "Shutdown", errorCode: 0), .resetStream(errorCode: 7), .closeConnection])
+    func droppedPushIsRecordedNotAnswered(_ action: FaultAction) throws {
         let recorder = Recorder()
         let receiver = Receiver()
-        let intake = intake(recorder, rules: [rule(.closeConnection)])
+        let intake = intake(recorder, rules: [rule(action)])
         let answer = try #require(run(intake, Deliver(receiver: receiver, logger: Logger(label: "test"))))
         #expect(answer.isDropped && receiver.apnsIDs.isEmpty)
-        #expect(recorder.records.first?.fault?.action == "close")
+        let record = try #require(recorder.records.first)
+        #expect(record.fault?.action == action.kind && record.rejection == nil && record.uniqueID == nil)
+        #expect(recorder.faults == [action.kind])
     }
 
     /// Validate: the same stages as a dry run — no fault rule, no rate counting, no registration, no record, and
@@ -98,6 +120,10 @@ final class AnswerBox: Sendable {
         #expect(recorder.records.isEmpty && recorder.faults.isEmpty)
         let verdict = intake.evaluate(submission(body: []), connection: (), for: Validate())
         #expect(verdict.answer.error?.reason == .payloadEmpty && verdict.accepted == nil && verdict.headers?.topic == topic)
+        // Nor does a dry run count a refused authentication.
+        let refusing = self.intake(recorder, refusal: APNsError(.missingTopic))
+        #expect(run(refusing, Validate())?.error?.reason == .missingTopic)
+        #expect(recorder.authFailures.isEmpty && recorder.records.isEmpty)
     }
 
     /// The rate limit counts sent pushes only: the second push in a second is `TooManyRequests`.

@@ -41,7 +41,7 @@ public struct FaultStage: Sendable {
         observer?.faultApplied(effect.action)
         switch effect.action {
         case .reject(let reason, let timestamp): return .refuse(APNsError(reason, timestamp: timestamp ?? push.now))
-        case .goAway, .resetStream, .closeConnection: return .drop
+        case let action where action.dropsPush: return .drop
         default: return .proceed
         }
     }
