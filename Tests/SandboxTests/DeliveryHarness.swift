@@ -1,5 +1,6 @@
 // APNs Sandbox — a delivery engine wired to a manual clock and in-memory repositories.
 import APNsProtocol
+import Dispatch
 import Sandbox
 import Synchronization
 import Support
@@ -20,12 +21,12 @@ final class DeliveryHarness: Sendable {
         configure: (inout DeliveryEngine.Configuration) -> Void = { _ in },
         online: Bool = true, locale: String = "en_US", apps: [String] = ["com.example.a", "com.example.b"],
         appRecords: [AppRecord] = [], existing: [NotificationRecord] = [],
-        runner: (any ServiceExtensionRunner)? = nil
+        runner: (any ServiceExtensionRunner)? = nil, completionQueue: DispatchQueue? = nil
     ) {
         var configuration = DeliveryEngine.Configuration()
         configuration.runsCallbacksInline = true
         configure(&configuration)
-        notifications = FakeNotificationRepository(records: existing)
+        notifications = FakeNotificationRepository(records: existing, completionQueue: completionQueue)
         devices = FakeDeviceRepository(
             devices: [DeviceRecord(
                 token: Self.token, environment: .development, locale: locale, isOnline: online,

@@ -1,6 +1,8 @@
 // APNs Sandbox — steering calls answer once what they set off has committed (saves and callbacks on other threads).
 import Dispatch
+import Glibc
 import Sandbox
+import Support
 import Testing
 
 /// With callbacks on dispatch queues and a store that commits later (as the server runs), a clock change or a
@@ -97,6 +99,34 @@ import Testing
         #expect(harness.engine.waitUntilSettled(token: token))
         #expect(harness.status(id) == .extensionRunning)
         #expect(runner.calls == 1)
+    }
+
+    /// A device pushed without pause may never be idle: the wait ends once a few of its batches came back from the
+    /// store (its change's records are in one of them), long before the time bound.
+    @Test func busyDeviceIsWaitedForAFewBatchesNotTheBound() throws {
+        // Completions on a queue of their own, as from a store's writer thread: the device always has a save in flight.
+        let harness = DeliveryHarness(configure: {
+            $0.runsCallbacksInline = false
+            $0.settleTimeoutMilliseconds = 30_000
+        }, online: false, completionQueue: DispatchQueue(label: "writer"))
+        let stop = Locked(false)
+        let pushed = Locked(0)
+        DispatchQueue.global().async {
+            // Another app's pushes: the one checked below is not coalesced away by them.
+            while !stop.withLock({ $0 }) {
+                harness.push(bundleID: "com.example.b")
+                pushed.withLock { $0 += 1 }
+            }
+        }
+        defer { stop.withLock { $0 = true } }
+        while pushed.withLock({ $0 }) < 200 { usleep(1000) }
+        let id = storedPush(harness)
+        try harness.engine.setOnline(true, token: token)
+        let started = DispatchTime.now()
+        #expect(harness.engine.waitUntilSettled(token: token))
+        let waited = (DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000
+        #expect(waited < 10_000, "waited \(waited) ms")
+        #expect(harness.status(id) != .stored)
     }
 
     /// A device the engine holds no slot for has nothing in flight: no wait.

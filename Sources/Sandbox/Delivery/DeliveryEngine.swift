@@ -130,15 +130,21 @@ public final class DeliveryEngine: Sendable {
 
     /// Blocks until what the device's changes so far set off has committed: the saves of its pushes and what
     /// their commits and its fired timers led to, up to a service extension still running (its answer is
-    /// committed when it comes). At once for a device with nothing in flight; at most
-    /// ``Configuration/settleTimeoutMilliseconds`` of real time.
+    /// committed when it comes). At once for a device with nothing in flight. A device pushed without pause may
+    /// never be idle: then it returns once three more of its batches came back from the store (the change's first
+    /// records are in one of them; what follows from them, such as `displayed` after `delivering`, may still be on
+    /// its way). At most ``Configuration/settleTimeoutMilliseconds`` of real time (a store that does not commit).
     /// Never call it on an event loop thread: it waits for the store.
     /// - Returns: false when the time ran out first (a device pushed to without pause may never settle).
     @discardableResult
     public func waitUntilSettled(token: String) -> Bool {
         guard let slot = shard(for: token).slots.withLock({ $0[token] }) else { return true }
-        return slot.waitUntilSettled(deadline: settleDeadline())
+        return slot.waitUntilSettled(deadline: settleDeadline(), commits: Self.settleCommits)
     }
+
+    /// How many of a busy device's batches a wait lets come back from the store before it returns anyway: a change's
+    /// records join the batch after the one in flight, or (a timer's callback still queued) the one after that.
+    static let settleCommits: UInt64 = 3
 
     /// ``waitUntilSettled(token:)`` for every device with work in flight now (after a clock change, the
     /// devices whose timers fell due), within one ``Configuration/settleTimeoutMilliseconds`` for all.
@@ -146,7 +152,7 @@ public final class DeliveryEngine: Sendable {
     public func waitUntilAllSettled() -> Bool {
         let busy = shards.flatMap { shard in shard.slots.withLock { $0.values.filter(\.isBusy) } }
         let deadline = settleDeadline()
-        return busy.allSatisfy { $0.waitUntilSettled(deadline: deadline) }
+        return busy.allSatisfy { $0.waitUntilSettled(deadline: deadline, commits: Self.settleCommits) }
     }
 
     private func settleDeadline() -> DispatchTime {
@@ -354,6 +360,7 @@ public final class DeliveryEngine: Sendable {
                 for record in report.committed { onChange(record) }
             }
         }
+        slot.batchFinished()
         retireIfIdle(slot, device: device)
     }
 }

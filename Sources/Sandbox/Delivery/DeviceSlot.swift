@@ -51,10 +51,29 @@ final class DeviceSlot: Sendable {
     ///
     /// Each piece of work begins before the one that started it ends (a save's completion queues its callback
     /// before the save counts as done), so the count reaches 0 only when everything a change set off has
-    /// committed, up to any extension still running (``waitUntilSettled(timeout:)``).
+    /// committed, up to any extension still running (``waitUntilSettled(deadline:commits:)``). A device pushed
+    /// without pause may never reach 0: ``commits`` counts its batches, so that a waiter can stop once the batch
+    /// with its change has committed.
     struct Settling {
+        struct Waiter {
+            let semaphore: DispatchSemaphore
+            /// Woken when ``Settling/commits`` reaches this, if the count has not reached 0 before.
+            let untilCommits: UInt64
+        }
+
         var pending = 0
-        var waiters: [DispatchSemaphore] = []
+        /// Batches of the device the store finished (committed or failed).
+        var commits: UInt64 = 0
+        var waiters: [Waiter] = []
+
+        /// Removes and returns the waiters to wake: all when nothing is in flight, else those whose batch came.
+        mutating func takeWoken() -> [DispatchSemaphore] {
+            guard !waiters.isEmpty else { return [] }
+            let woken = pending == 0 ? waiters : waiters.filter { $0.untilCommits <= commits }
+            guard !woken.isEmpty else { return [] }
+            waiters.removeAll { waiter in pending == 0 || waiter.untilCommits <= commits }
+            return woken.map(\.semaphore)
+        }
     }
 
     let token: String
@@ -89,28 +108,40 @@ final class DeviceSlot: Sendable {
 
     /// A save or callback of the device's ended, after it began whatever follows it.
     func endWork() {
-        let waiters = settling.withLock { settling -> [DispatchSemaphore] in
+        let woken = settling.withLock { settling -> [DispatchSemaphore] in
             settling.pending -= 1
-            guard settling.pending == 0, !settling.waiters.isEmpty else { return [] }
-            defer { settling.waiters = [] }
-            return settling.waiters
+            return settling.takeWoken()
         }
-        for waiter in waiters { waiter.signal() }
+        for waiter in woken { waiter.signal() }
+    }
+
+    /// A batch of the device's records came back from the store (committed or not).
+    func batchFinished() {
+        let woken = settling.withLock { settling -> [DispatchSemaphore] in
+            settling.commits &+= 1
+            return settling.takeWoken()
+        }
+        for waiter in woken { waiter.signal() }
     }
 
     /// Whether the device has work in flight now.
     var isBusy: Bool { settling.withLock { $0.pending > 0 } }
 
-    /// Blocks until the device has no work in flight (at once when it has none) or `deadline` passes.
+    /// Blocks until the device has no work in flight, or `commits` more of its batches have come back from the store
+    /// (a device pushed without pause: its change is in one of the next batches), or `deadline` passes. At once when
+    /// nothing is in flight.
     /// - Returns: false when the deadline passed first.
-    func waitUntilSettled(deadline: DispatchTime) -> Bool {
-        let waiter = settling.withLock { settling -> DispatchSemaphore? in
-            guard settling.pending > 0 else { return nil }
-            let waiter = DispatchSemaphore(value: 0)
-            settling.waiters.append(waiter)
-            return waiter
+    func waitUntilSettled(deadline: DispatchTime, commits: UInt64) -> Bool {
+        let semaphore = DispatchSemaphore(value: 0)
+        let waits = settling.withLock { settling -> Bool in
+            guard settling.pending > 0 else { return false }
+            settling.waiters.append(Settling.Waiter(semaphore: semaphore, untilCommits: settling.commits &+ commits))
+            return true
         }
-        // A waiter that timed out stays in the list until the count next reaches 0: signalling it then is harmless.
-        return waiter?.wait(timeout: deadline) != .timedOut
+        guard waits else { return true }
+        if semaphore.wait(timeout: deadline) == .success { return true }
+        // Timed out: leave the list, unless a wake-up took the waiter meanwhile (its signal is then unused).
+        settling.withLock { $0.waiters.removeAll { $0.semaphore === semaphore } }
+        return false
     }
 }

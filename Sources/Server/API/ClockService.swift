@@ -67,44 +67,47 @@ final class ClockService: Sendable {
         return State(now: clock.nowMilliseconds, mode: "real", virtual: false, offset: 0)
     }
 
+    // Freezing and resuming fire no timer: nothing to wait for.
     func freeze() throws -> State {
-        try change("frozen") { $0.freeze() }
+        try change("frozen", settles: false) { $0.freeze() }
     }
 
     func advance(byMilliseconds milliseconds: Int64) throws -> State {
         try change("advanced", by: milliseconds) { $0.advance(byMilliseconds: milliseconds) }
     }
 
-    func set(toMilliseconds milliseconds: Int64) throws -> State {
-        try change("set") { $0.set(toMilliseconds: milliseconds) }
+    /// - Parameter settles: Whether the answer waits for what the timers that fell due set off (not for a restore,
+    ///   which waits once at its end).
+    func set(toMilliseconds milliseconds: Int64, settles: Bool = true) throws -> State {
+        try change("set", settles: settles) { $0.set(toMilliseconds: milliseconds) }
     }
 
     func resume() throws -> State {
-        try change("resumed") { $0.resume() }
+        try change("resumed", settles: false) { $0.resume() }
     }
 
-    func backToReal() throws -> State {
-        try change("real") { $0.backToReal() }
+    func backToReal(settles: Bool = true) throws -> State {
+        try change("real", settles: settles) { $0.backToReal() }
     }
 
     /// Back to the configured start (real time, or `clock.startAt`, frozen if `clock.frozen`), for a reset of
-    /// the whole sandbox: no event (the reset announces itself), a no-op with the system clock.
+    /// the whole sandbox: no event (the reset announces itself), a no-op with the system clock. It waits for
+    /// nothing: the reset forgets the delivery engine's state next.
     func reset() {
         guard let virtual else { return }
         virtual.reset()
-        settle()
         onChange()
     }
 
     private func change(
-        _ name: String, by milliseconds: Int64? = nil, _ body: (VirtualClock) -> VirtualClock.Reading
+        _ name: String, by milliseconds: Int64? = nil, settles: Bool = true, _ body: (VirtualClock) -> VirtualClock.Reading
     ) throws -> State {
         guard let virtual else {
             throw ServiceError.clockNotVirtual
         }
         let previous = virtual.nowMilliseconds
         let state = State(body(virtual))
-        settle()
+        if settles { settle() }
         onChange()
         events?.append(Self.changed(name, state: state, previous: previous, by: milliseconds))
         return state

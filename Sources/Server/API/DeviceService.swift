@@ -62,7 +62,6 @@ final class DeviceService: Sendable {
         // The engine may still know the token from an earlier device of it (deleted, or removed by a reset), with
         // that device's online state: the new device's state is the one that counts.
         try engine.setOnline(record.isOnline, token: record.token)
-        engine.waitUntilSettled(token: record.token)
         return true
     }
 
@@ -83,15 +82,21 @@ final class DeviceService: Sendable {
         guard let before = modification.before, let after = modification.after else {
             throw ServiceError.notFound(kind: "device", id: token)
         }
+        var toldEngine = false
         for app in after.apps where app.uninstalledAt != nil {
             if before.apps.first(where: { $0.bundleID == app.bundleID })?.uninstalledAt == nil {
                 try engine.uninstall(bundleID: app.bundleID, token: token)
+                toldEngine = true
             }
         }
-        if before.isOnline != after.isOnline { try engine.setOnline(after.isOnline, token: token) }
+        if before.isOnline != after.isOnline {
+            try engine.setOnline(after.isOnline, token: token)
+            toldEngine = true
+        }
         // Answered once what the change set off has committed: stored pushes delivered or expired, an uninstalled
-        // app's discarded (up to a service extension still running).
-        engine.waitUntilSettled(token: token)
+        // app's discarded (up to a service extension still running). A change the engine was not told of waits
+        // for nothing.
+        if toldEngine { engine.waitUntilSettled(token: token) }
         return after
     }
 

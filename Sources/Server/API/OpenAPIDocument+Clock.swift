@@ -28,7 +28,7 @@ extension OpenAPIDocument {
         "/api/v1/clock/advance": {
           "post": {
             "operationId": "advanceClock",
-            "description": "Moves time forward (the mode stays): every timer that falls due on the way runs, in deadline order, each seeing its own deadline as the time, and the answer comes once what they set off has committed (a stored push's `expired`, a batch's delivery; up to 10 s of real time), a service extension still running excepted: its end follows when it answers.",
+            "description": "Moves time forward (the mode stays): every timer that falls due on the way runs, in deadline order, each seeing its own deadline as the time, and the answer comes once what they set off has committed (a stored push's `expired`, a batch's delivery; for a device pushed without pause, its change's first records), a service extension still running excepted: its end follows when it answers.",
             "requestBody": { "required": true, "content": { "application/json": { "schema": { "$ref": "#/components/schemas/AdvanceClock" } } } },
             "responses": {
               "200": { "description": "The new state", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/ClockState" } } } },

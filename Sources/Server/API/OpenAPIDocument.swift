@@ -142,7 +142,7 @@ enum OpenAPIDocument {
             "404": { "$ref": "#/components/responses/Problem" } } },
           "patch": {
             "operationId": "updateDevice",
-            "description": "Answered once what the change set off has committed (up to 10 s of real time): coming online, the stored pushes delivered or expired; an uninstall, the app's stored pushes discarded. A service extension still running is not waited for.",
+            "description": "Answered once what the change set off has committed: coming online, the stored pushes delivered, expired or batched as a device would; an uninstall, the app's stored pushes discarded. A service extension still running is not waited for; for a device pushed without pause, the change's first records are.",
             "requestBody": { "required": true, "content": { "application/json": { "schema": { "$ref": "#/components/schemas/UpdateDevice" } } } },
             "responses": {
               "200": { "description": "The updated device (with its new token after rotateToken)", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Device" } } } },

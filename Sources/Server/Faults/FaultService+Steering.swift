@@ -78,13 +78,14 @@ extension ClockService: SteeringParticipant {
         let saved = try saved(section)
         guard state.virtual else { return }
         switch saved.mode {
+        // No waits here: the restore waits once, after the engine adopted the snapshot's notifications.
         case "real":
-            _ = try backToReal()
+            _ = try backToReal(settles: false)
         case "frozen":
             _ = try freeze()
-            _ = try set(toMilliseconds: saved.nowMilliseconds)
+            _ = try set(toMilliseconds: saved.nowMilliseconds, settles: false)
         default:
-            _ = try set(toMilliseconds: saved.nowMilliseconds)
+            _ = try set(toMilliseconds: saved.nowMilliseconds, settles: false)
             _ = try resume()
         }
     }
