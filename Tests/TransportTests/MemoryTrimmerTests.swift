@@ -67,4 +67,43 @@ import Testing
         try await Task.sleep(nanoseconds: 100_000_000)
         #expect(trimmer.statistics.trims == 0)
     }
+
+    /// The follow-up rule, on a scripted heap: each trim takes the next step of `script` (whether it gave memory
+    /// back, and the heap in use after it). Returns the trims of the series a single big close starts.
+    private func series(_ script: [(released: Bool, inUse: Int)]) async throws -> Int {
+        let step = Locked(0)
+        let trimmer = MemoryTrimmer(
+            delayNanoseconds: 5_000_000, logger: Logger(label: "test", level: .error),
+            probes: .init(
+                trim: { step.withLock { step in script[min(step, script.count - 1)].released } },
+                inUse: {
+                    step.withLock { step in
+                        defer { step += 1 }
+                        return script[min(step, script.count - 1)].inUse
+                    }
+                }))
+        trimmer.connectionClosed(heldBytes: Self.held)
+        // Trims 5 ms apart: a series of at most 11 is over well within a second; wait until 300 ms pass without one.
+        var trims = -1
+        while trimmer.statistics.trims != trims {
+            trims = trimmer.statistics.trims
+            try await Task.sleep(nanoseconds: 300_000_000)
+        }
+        return trims
+    }
+
+    /// A trim that gave memory back is followed up; so is one after which the heap in use shrank by more than a
+    /// MiB since the previous trim (closed connections' work still freeing); one that released nothing while the
+    /// heap stayed put (or the first, with no previous trim) ends the series; a series has at most
+    /// 1 + ``MemoryTrimmer/maxFollowUps`` trims.
+    @Test func followUpsWhileMemoryComesBack() async throws {
+        let mib = 1 << 20
+        #expect(try await series([(false, 100 * mib)]) == 1, "nothing released, no baseline: one trim")
+        #expect(try await series([(true, 100 * mib), (true, 100 * mib), (false, 100 * mib)]) == 3)
+        #expect(try await series([(true, 100 * mib), (false, 90 * mib), (false, 80 * mib), (false, 80 * mib)]) == 4,
+                "released, then shrinking by 10 MiB twice, then flat")
+        #expect(try await series([(true, 100 * mib), (false, 100 * mib - mib / 2)]) == 2,
+                "half a MiB less is not shrinking")
+        #expect(try await series([(true, 100 * mib)]) == 1 + MemoryTrimmer.maxFollowUps, "always releasing: capped")
+    }
 }

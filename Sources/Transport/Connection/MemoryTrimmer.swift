@@ -36,6 +36,18 @@ public final class MemoryTrimmer: Sendable {
     private let queue = DispatchQueue(label: "apns-sandbox.memory-trim", qos: .utility)
     private let state = Locked(State())
     private let logger: Logger
+    private let probes: Probes
+
+    /// What a trim does to the heap and reads of it: glibc's by default; a test's script in tests of the rule.
+    struct Probes: Sendable {
+        /// `malloc_trim(0)`: true when it gave memory back.
+        var trim: @Sendable () -> Bool
+        /// The bytes of heap in use now.
+        var inUse: @Sendable () -> Int
+
+        static let glibc = Probes(
+            trim: { CLinuxSystem_malloc_trim() == 1 }, inUse: { Int(CLinuxSystem_malloc_in_use()) })
+    }
 
     /// Trims after the first of a series of closes, while each gives memory back or the heap in use shrinks.
     public static let maxFollowUps = 10
@@ -63,13 +75,18 @@ public final class MemoryTrimmer: Sendable {
     /// - Parameters:
     ///   - delayNanoseconds: from the first close worth a trim to its trim; 0 turns trimming off.
     ///   - thresholdBytes: the least a closing connection must have held for its close to be worth a trim.
-    public init(
+    public convenience init(
         delayNanoseconds: UInt64 = MemoryTrimmer.defaultDelayNanoseconds,
         thresholdBytes: Int = MemoryTrimmer.defaultThresholdBytes, logger: Logger
     ) {
+        self.init(delayNanoseconds: delayNanoseconds, thresholdBytes: thresholdBytes, logger: logger, probes: .glibc)
+    }
+
+    init(delayNanoseconds: UInt64, thresholdBytes: Int = MemoryTrimmer.defaultThresholdBytes, logger: Logger, probes: Probes) {
         self.delayNanoseconds = delayNanoseconds
         self.thresholdBytes = thresholdBytes
         self.logger = logger
+        self.probes = probes
     }
 
     /// A connection closed (what it held has been freed, or is being freed by the work it cancelled).
@@ -105,9 +122,9 @@ public final class MemoryTrimmer: Sendable {
             return state.series
         }
         let start = MonotonicClock.nanoseconds()
-        let released = CLinuxSystem_malloc_trim() == 1
+        let released = probes.trim()
         let took = MonotonicClock.nanoseconds() &- start
-        let inUse = Int(CLinuxSystem_malloc_in_use())
+        let inUse = probes.inUse()
         let followsUp = state.withLock { state in
             state.trims += 1
             state.nanoseconds &+= took
