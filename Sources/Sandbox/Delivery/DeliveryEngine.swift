@@ -147,12 +147,17 @@ public final class DeliveryEngine: Sendable {
     static let settleCommits: UInt64 = 3
 
     /// ``waitUntilSettled(token:)`` for every device with work in flight now (after a clock change, the
-    /// devices whose timers fell due), within one ``Configuration/settleTimeoutMilliseconds`` for all.
+    /// devices whose timers fell due), within one ``Configuration/settleTimeoutMilliseconds`` for all. Every
+    /// device's batches are counted from the call, so that many busy devices cost the time of a few batches, not
+    /// a few batches each.
     @discardableResult
     public func waitUntilAllSettled() -> Bool {
-        let busy = shards.flatMap { shard in shard.slots.withLock { $0.values.filter(\.isBusy) } }
+        let slots = shards.flatMap { shard in shard.slots.withLock { Array($0.values) } }
+        let waiters = slots.compactMap { slot in slot.settleWaiter(commits: Self.settleCommits).map { (slot, $0) } }
         let deadline = settleDeadline()
-        return busy.allSatisfy { $0.waitUntilSettled(deadline: deadline, commits: Self.settleCommits) }
+        var settled = true
+        for (slot, waiter) in waiters where !slot.wait(waiter, deadline: deadline) { settled = false }
+        return settled
     }
 
     private func settleDeadline() -> DispatchTime {

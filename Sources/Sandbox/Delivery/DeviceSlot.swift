@@ -124,24 +124,31 @@ final class DeviceSlot: Sendable {
         for waiter in woken { waiter.signal() }
     }
 
-    /// Whether the device has work in flight now.
-    var isBusy: Bool { settling.withLock { $0.pending > 0 } }
-
     /// Blocks until the device has no work in flight, or `commits` more of its batches have come back from the store
     /// (a device pushed without pause: its change is in one of the next batches), or `deadline` passes. At once when
     /// nothing is in flight.
     /// - Returns: false when the deadline passed first.
     func waitUntilSettled(deadline: DispatchTime, commits: UInt64) -> Bool {
-        let semaphore = DispatchSemaphore(value: 0)
-        let waits = settling.withLock { settling -> Bool in
-            guard settling.pending > 0 else { return false }
+        guard let waiter = settleWaiter(commits: commits) else { return true }
+        return wait(waiter, deadline: deadline)
+    }
+
+    /// The first half of ``waitUntilSettled(deadline:commits:)``: a semaphore signalled when the device has no work
+    /// in flight or `commits` more of its batches came back (counted from now); nil when nothing is in flight.
+    func settleWaiter(commits: UInt64) -> DispatchSemaphore? {
+        settling.withLock { settling -> DispatchSemaphore? in
+            guard settling.pending > 0 else { return nil }
+            let semaphore = DispatchSemaphore(value: 0)
             settling.waiters.append(Settling.Waiter(semaphore: semaphore, untilCommits: settling.commits &+ commits))
-            return true
+            return semaphore
         }
-        guard waits else { return true }
-        if semaphore.wait(timeout: deadline) == .success { return true }
-        // Timed out: leave the list, unless a wake-up took the waiter meanwhile (its signal is then unused).
-        settling.withLock { $0.waiters.removeAll { $0.semaphore === semaphore } }
+    }
+
+    /// The second half: waits for `waiter` until `deadline`; on a timeout it leaves the list (unless a wake-up took
+    /// it meanwhile: its signal is then unused).
+    func wait(_ waiter: DispatchSemaphore, deadline: DispatchTime) -> Bool {
+        if waiter.wait(timeout: deadline) == .success { return true }
+        settling.withLock { $0.waiters.removeAll { $0.semaphore === waiter } }
         return false
     }
 }
