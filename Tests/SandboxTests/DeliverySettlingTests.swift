@@ -104,22 +104,26 @@ import Testing
     /// A device pushed without pause may never be idle: the wait ends once a few of its batches came back from the
     /// store (its change's records are in one of them), long before the time bound.
     @Test func busyDeviceIsWaitedForAFewBatchesNotTheBound() throws {
-        // Completions on a queue of their own, as from a store's writer thread: the device always has a save in flight.
+        // Completions on a queue of their own, as from a store's writer thread, which takes a millisecond a commit:
+        // with a push every half millisecond the device always has a save in flight, without a core spinning.
+        let writer = DispatchQueue(label: "writer")
         let harness = DeliveryHarness(configure: {
             $0.runsCallbacksInline = false
             $0.settleTimeoutMilliseconds = 30_000
-        }, online: false, completionQueue: DispatchQueue(label: "writer"))
+        }, online: false, completionQueue: writer)
         let stop = Locked(false)
         let pushed = Locked(0)
         DispatchQueue.global().async {
             // Another app's pushes: the one checked below is not coalesced away by them.
             while !stop.withLock({ $0 }) {
+                writer.async { usleep(1000) }
                 harness.push(bundleID: "com.example.b")
                 pushed.withLock { $0 += 1 }
+                usleep(500)
             }
         }
         defer { stop.withLock { $0 = true } }
-        while pushed.withLock({ $0 }) < 200 { usleep(1000) }
+        while pushed.withLock({ $0 }) < 20 { usleep(1000) }
         let id = storedPush(harness)
         try harness.engine.setOnline(true, token: token)
         let started = DispatchTime.now()

@@ -346,6 +346,8 @@ public final class DeliveryEngine: Sendable {
         var drains = false
         var emitted = false
         let actions = step(slot) { queue, now in
+            // Counted under the device's lock, where its batches finish in the order they were handed out.
+            slot.batchFinished()
             let (report, actions) = queue.saveCompleted(result, device: device, at: now)
             // Queued before the device is free for its next batch, so no later batch (handed out
             // below or by another thread right after) can report before this one.
@@ -365,7 +367,6 @@ public final class DeliveryEngine: Sendable {
                 for record in report.committed { onChange(record) }
             }
         }
-        slot.batchFinished()
         retireIfIdle(slot, device: device)
     }
 }

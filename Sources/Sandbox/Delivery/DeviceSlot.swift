@@ -115,7 +115,8 @@ final class DeviceSlot: Sendable {
         for waiter in woken { waiter.signal() }
     }
 
-    /// A batch of the device's records came back from the store (committed or not).
+    /// A batch of the device's records came back from the store (committed or not). Called in the step that takes
+    /// the batch's result, under ``state``'s lock (the settling lock is only ever taken inside it, never around it).
     func batchFinished() {
         let woken = settling.withLock { settling -> [DispatchSemaphore] in
             settling.commits &+= 1

@@ -91,11 +91,12 @@ final class ClockService: Sendable {
     }
 
     /// Back to the configured start (real time, or `clock.startAt`, frozen if `clock.frozen`), for a reset of
-    /// the whole sandbox: no event (the reset announces itself), a no-op with the system clock. It waits for
-    /// nothing: the reset forgets the delivery engine's state next.
+    /// the whole sandbox: no event (the reset announces itself), a no-op with the system clock. It waits for what
+    /// the timers a jump forward fired set off, so that none of it is saved after the reset forgot the engine's state.
     func reset() {
         guard let virtual else { return }
         virtual.reset()
+        settle()
         onChange()
     }
 

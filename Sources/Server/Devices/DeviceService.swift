@@ -62,6 +62,8 @@ final class DeviceService: Sendable {
         // The engine may still know the token from an earlier device of it (deleted, or removed by a reset), with
         // that device's online state: the new device's state is the one that counts.
         try engine.setOnline(record.isOnline, token: record.token)
+        // A device made again under a deleted one's token may find its stored pushes: answered once they moved on.
+        engine.waitUntilSettled(token: record.token)
         return true
     }
 
