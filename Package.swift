@@ -53,7 +53,7 @@ let package = Package(
             name: "Server",
             dependencies: ["Support", "Transport", "HTTP", "Crypto", "APNsProtocol", "Sandbox", "Intake", "Events", "Store", "ExtensionRuntime", "Webhooks", "HTTPClient", "Dashboard", "Metrics"],
             swiftSettings: strict),
-        .executableTarget(name: "apns-sandbox", dependencies: ["Server", "Support", "APNsProtocol", "Crypto", "HTTPClient"], swiftSettings: strict),
+        .executableTarget(name: "apns-sandbox", dependencies: ["Server", "Support", "APNsProtocol", "Crypto", "HTTPClient", "Transport"], swiftSettings: strict),
         // Apple's UNNotificationServiceExtension shape for `exec` extensions; Foundation only, no other target here.
         .target(name: "ServiceExtensionKit", swiftSettings: strict),
         .executableTarget(

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <sys/ioctl.h>
 #include <linux/sockios.h>
+#include <limits.h>
 #include <malloc.h>
 
 int CLinuxSystem_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
@@ -71,6 +72,11 @@ int CLinuxSystem_unacknowledged_output(int fd) {
 int CLinuxSystem_malloc_trim(void) { return malloc_trim(0); }
 
 size_t CLinuxSystem_malloc_in_use(void) { return mallinfo2().uordblks; }
+
+int CLinuxSystem_malloc_set_trim_threshold(size_t bytes) {
+    if (bytes > INT_MAX) return 0;
+    return mallopt(M_TRIM_THRESHOLD, (int)bytes);
+}
 
 int CLinuxSystem_set_thread_niceness(int niceness) {
     return setpriority(PRIO_PROCESS, (id_t)gettid(), niceness);

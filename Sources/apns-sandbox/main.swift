@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import Server
 import Support
+import Transport
 
 let version = SandboxServer.version  // also apns_sandbox_build_info's label
 
@@ -77,6 +78,8 @@ func serve(_ arguments: ArraySlice<String>) -> Never {
         fail("\(error)")
     }
     let logger = Logger(label: "apns-sandbox", level: configuration.logLevel)
+    // Memory a peer made the server hold goes back to the system once freed (docs/security.md).
+    MemoryTrimmer.fixAllocatorThresholds(environment: environment)
 
     let server: SandboxServer
     do {

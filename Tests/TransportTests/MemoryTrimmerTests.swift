@@ -106,4 +106,17 @@ import Testing
                 "half a MiB less is not shrinking")
         #expect(try await series([(true, 100 * mib)]) == 1 + MemoryTrimmer.maxFollowUps, "always releasing: capped")
     }
+
+    /// `serve` fixes glibc's thresholds unless the operator chose one (the environment's tunables stand).
+    @Test func theAllocatorsThresholdsAreFixedUnlessTheEnvironmentChoseThem() {
+        for chosen in [
+            ["GLIBC_TUNABLES": "glibc.malloc.trim_threshold=1048576"],
+            ["GLIBC_TUNABLES": "glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=65536"],
+            ["MALLOC_TRIM_THRESHOLD_": "1048576"], ["MALLOC_MMAP_THRESHOLD_": "65536"],
+        ] {
+            #expect(!MemoryTrimmer.fixAllocatorThresholds(environment: chosen), "\(chosen)")
+        }
+        #expect(MemoryTrimmer.fixAllocatorThresholds(environment: ["GLIBC_TUNABLES": "glibc.malloc.arena_max=2"]))
+        #expect(MemoryTrimmer.fixAllocatorThresholds(environment: [:]))
+    }
 }

@@ -41,6 +41,10 @@ int CLinuxSystem_unacknowledged_output(int fd);
 int CLinuxSystem_malloc_trim(void);
 /// glibc's `mallinfo2().uordblks`: the bytes of heap allocations in use now (every arena; mmapped blocks apart).
 size_t CLinuxSystem_malloc_in_use(void);
+/// glibc's `mallopt(M_TRIM_THRESHOLD, bytes)`: the free space kept at the top of each arena before it is given
+/// back. Setting it also fixes the mmap threshold (128 KiB unless set), which glibc otherwise raises to the size of
+/// each large block freed (up to 32 MiB, the trim threshold to twice that). 1 on success.
+int CLinuxSystem_malloc_set_trim_threshold(size_t bytes);
 /// Ignores SIGPIPE process-wide (writes to closed sockets return EPIPE instead).
 void CLinuxSystem_ignore_sigpipe(void);
 /// 1 when this library was compiled with ThreadSanitizer (`swift build --sanitize=thread`), else 0.

@@ -89,6 +89,32 @@ public final class MemoryTrimmer: Sendable {
         self.probes = probes
     }
 
+    /// The free space at the top of an arena glibc keeps before giving it back by itself, once
+    /// ``fixAllocatorThresholds(environment:)`` ran: 4 MiB.
+    public static let allocatorTrimThresholdBytes = 4 << 20
+
+    /// Fixes glibc's trim threshold at ``allocatorTrimThresholdBytes`` — and with it the mmap threshold at its
+    /// 128 KiB default — unless the environment sets either (`GLIBC_TUNABLES` with `glibc.malloc.trim_threshold`
+    /// or `glibc.malloc.mmap_threshold`, `MALLOC_TRIM_THRESHOLD_`, `MALLOC_MMAP_THRESHOLD_`: the operator's choice
+    /// stands). Process-wide; `apns-sandbox serve` calls it once, before the server starts.
+    ///
+    /// Why: glibc raises its mmap threshold to the size of each large block freed (up to 32 MiB) and its trim
+    /// threshold to twice that, so after a peer made the server hold megabyte responses, blocks of that size
+    /// come from the arenas and each arena keeps up to 64 MiB free at its top. `malloc_trim(0)` gives back the
+    /// free pages inside every arena but the top only of the main one: what a worker or loop thread's arena
+    /// held could stay resident (60 MB after the hostile pass of `HostileAftermathTests` in 1 of 11 CI runs).
+    /// With the thresholds fixed, blocks of 128 KiB or more are mapped and unmapped by themselves, and an
+    /// arena's top past 4 MiB goes back at the free that makes it.
+    /// - Returns: whether the thresholds were set here.
+    @discardableResult
+    public static func fixAllocatorThresholds(environment: [String: String]) -> Bool {
+        let tunables = environment["GLIBC_TUNABLES"] ?? ""
+        let chosen = tunables.contains("glibc.malloc.trim_threshold") || tunables.contains("glibc.malloc.mmap_threshold")
+            || environment["MALLOC_TRIM_THRESHOLD_"] != nil || environment["MALLOC_MMAP_THRESHOLD_"] != nil
+        guard !chosen else { return false }
+        return CLinuxSystem_malloc_set_trim_threshold(allocatorTrimThresholdBytes) == 1
+    }
+
     /// A connection closed (what it held has been freed, or is being freed by the work it cancelled).
     /// - Parameter heldBytes: the most it held at some point (``Connection/peakHeldBytes``); below
     ///   ``thresholdBytes`` the close schedules nothing (a series already scheduled goes on).
