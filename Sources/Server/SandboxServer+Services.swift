@@ -12,20 +12,9 @@ extension SandboxServer {
     struct Parts {
         let configuration: SandboxConfiguration
         let logger: Logger
-        let clock: any SandboxClock
         let state: ServerState
         let directoryLock: DataDirectoryLock
-        let stores: Stores
-        let attachments: AttachmentSweeper
-        let extensions: ExtensionRuntime
-        let registry: DeviceRegistry
-        let devices: DeviceService
-        let registryLoader: RegistryLoader
-        let engine: DeliveryEngine
-        let eventHub: EventStreamHub
-        let retention: Retention
-        let webhookSender: CurlWebhookSender
-        let webhooks: WebhookDispatcher
+        let app: Application
         let pipeline: HTTPPipeline
         let network: NetworkServices
     }
@@ -38,21 +27,22 @@ extension SandboxServer {
     static func services(_ parts: Parts) -> ServiceGroup {
         let configuration = parts.configuration
         let logger = parts.logger
-        let clock = parts.clock
-        let (store, outbox, state, eventHub) = (parts.stores.store, parts.stores.outbox, parts.state, parts.eventHub)
-        let (lock, attachments, extensions) = (parts.directoryLock, parts.attachments, parts.extensions)
-        let (registry, devices, engine) = (parts.registry, parts.devices, parts.engine)
-        let (retention, webhookSender, webhooks) = (parts.retention, parts.webhookSender, parts.webhooks)
+        let app = parts.app
+        let clock = app.clock
+        let (store, outbox, state, eventHub) = (app.store, app.outbox, parts.state, app.eventHub)
+        let (lock, attachments, extensions) = (parts.directoryLock, app.attachments, app.extensions)
+        let (registry, devices, engine) = (app.registry, app.devices, app.engine)
+        let (retention, webhookSender, webhooks) = (app.retention, app.webhookSender, app.webhooks)
         let pipeline = parts.pipeline
         return ServiceGroup("sandbox", services: [
             // Taken by `init` (a second server is refused before it touches the directory); given up last.
             ServiceStep("data directory lock", stop: { lock.release() }),
-            parts.stores.storeService,
+            app.stores.storeService,
             // Queued file removals still ask the store; retries after its stop are dropped.
             ServiceStep("attachment sweeper", stop: { attachments.stop() }),
             // Kills what a previous run's extensions left, before recovery finalises what they were running.
             ServiceStep("extension runtime", start: { extensions.start() }, stop: { extensions.shutdown() }),
-            parts.stores.outboxService,
+            app.stores.outboxService,
             ServiceStep("webhook cursors", start: {
                 let rewound = try outbox.clampSubscriptionCursors(to: store.latestEventID())
                 if rewound > 0 {
@@ -76,7 +66,7 @@ extension SandboxServer {
             ServiceStep("recovery", start: { try engine.recover() }),
             // The first batch of stored devices now (all of a small store), the rest while the server answers; stops
             // (with its queued lookups, which hand pushes to the engine) before the engine's timers do.
-            parts.registryLoader,
+            app.registryLoader,
             // Its stop is the same `close()` as "event streams" below, by then already done.
             ServiceStep("event hub", start: { eventHub.start() }, stop: { eventHub.close() }),
             ServiceStep("retention", start: { retention.start() }, stop: { retention.stop() }),

@@ -80,204 +80,90 @@ public final class SandboxServer: Sendable {
         try configuration.validate()
         self.configuration = configuration
         self.logger = logger
-        let dataDirectory = configuration.dataDirectory
-        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
         // First, before anything that writes to the directory (certificates, the admin token) or cleans up
         // after an earlier run at start (extension processes, recovery): a second server on this directory
         // would undo the work of the one running.
-        let directoryLock = try DataDirectoryLock(directory: dataDirectory)
+        let directoryLock = try DataDirectoryLock(directory: configuration.dataDirectory)
         self.directoryLock = directoryLock
         var isBuilt = false
         defer { if !isBuilt { directoryLock.release() } }
 
-        let generated = try CertificateAuthority.ensureServerCertificate(
-            in: dataDirectory, extraNames: configuration.tls.extraNames)
-        if let certificate = configuration.tls.certificateFile, let key = configuration.tls.privateKeyFile {
-            tlsFiles = ServerTLSFiles(caCertificate: generated.caCertificate, certificateChain: certificate, privateKey: key)
-        } else {
-            tlsFiles = generated
-        }
-        let needsTLS = configuration.listeners.contains { $0.tls }
-        // Clients may present a certificate issued by the sandbox CA (APNs certificate auth).
-        let tlsContext = needsTLS
-            ? try TLSContext(
-                certificateChainFile: tlsFiles.certificateChain, privateKeyFile: tlsFiles.privateKey,
-                clientCAFile: generated.caCertificate)
-            : nil
-        guard let caPEM = FileManager.default.contents(atPath: tlsFiles.caCertificate) else {
-            throw ConfigurationError("cannot read CA certificate \(tlsFiles.caCertificate)")
-        }
+        // 1. Certificates: the sandbox CA and the server's certificate (or the configured ones).
+        let tls = try Self.makeTLS(configuration)
+        tlsFiles = tls.files
 
-        let settings = configuration.apns
-        let stores = try Self.makeStores(configuration, logger: logger)
-        let (store, outbox) = (stores.store, stores.outbox)
-        self.store = store
-        self.outbox = outbox
-        let clock = ClockService.makeClock(configuration.clock)
-        self.clock = clock
-        let faults = try FaultService(configuration: configuration, clock: clock)
-        self.faults = faults
-        let waiters = NotificationWaiters()
-        let eventHub = EventStreamHub(
-            log: store, heartbeatSeconds: configuration.events.heartbeatSeconds.amount,
-            capacity: EventStreamHub.Capacity(
-                maxStreams: configuration.limits.maxEventStreams,
-                maxStreamsPerClient: configuration.limits.maxEventStreamsPerClient),
-            logger: logger.with("component", "events"))
-        self.eventHub = eventHub
-        let webhookSender = CurlWebhookSender()
-        let webhooks = WebhookDispatcher(
-            settings: configuration.webhooks.settings, repository: outbox, eventLog: store, sender: webhookSender,
-            clock: clock, logger: logger.with("component", "webhooks"), onAttempt: { [metrics] in metrics.webhookAttempted($0) })
-        self.webhooks = webhooks
-        // Before anything logs events (recovery, seeding): every committed event reaches both.
-        store.observeEvents { events in
-            eventHub.publish(events)
-            if let last = events.last { webhooks.eventsCommitted(upTo: last.id) }
-        }
-        let recorder = EventRecorder(log: store, logger: logger.with("component", "events"))
-        var deliveryConfiguration = DeliveryEngine.Configuration()
-        deliveryConfiguration.lowPriorityDelayMilliseconds = configuration.delivery.lowPriorityDelayMilliseconds.milliseconds
-        deliveryConfiguration.backgroundPushesPerHour = configuration.delivery.backgroundPushesPerHour
-        var runtimeConfiguration = RuntimeConfiguration(dataDirectory: dataDirectory)
-        runtimeConfiguration.defaultBudgetMilliseconds = configuration.extensions.defaultBudgetMilliseconds.milliseconds
-        runtimeConfiguration.defaultGraceMilliseconds = configuration.extensions.defaultGraceMilliseconds.milliseconds
-        runtimeConfiguration.allowBudgetHeader = configuration.extensions.allowBudgetHeader
-        runtimeConfiguration.maxConcurrentInstances = configuration.extensions.maxConcurrentInstances
-        let execPolicy = Self.execPolicy(from: configuration)
-        runtimeConfiguration.execPolicy = execPolicy
-        let extensions = ExtensionRuntime(
-            configuration: runtimeConfiguration, clock: clock, logger: logger.with("component", "extensions"))
-        self.extensions = extensions
-        let engine = DeliveryEngine(
-            configuration: deliveryConfiguration, clock: clock, notifications: store, devices: store,
-            serviceExtensionRunner: MeasuredExtensionRunner(runner: extensions, metrics: metrics, clock: clock),
-            onChange: { [metrics] in waiters.notify($0); metrics.notificationChanged($0) })
-        self.engine = engine
-
-        let registry = DeviceRegistry(unknownTokenPolicy: settings.unknownDeviceTokens)
-        self.registry = registry
-        let devices = DeviceService(
-            registry: registry, devices: store, engine: engine, clock: clock, events: recorder,
-            logger: logger.with("component", "devices"))
-        let registryLoader = RegistryLoader(registry: registry, devices: store, logger: logger.with("component", "devices"))
-        self.registryLoader = registryLoader
-        let attachments = AttachmentSweeper(
-            root: dataDirectory + "/attachments", layout: .attachmentStore, logger: logger
-        ) { apnsID, deviceToken in
-            try store.containsNotification(apnsID: apnsID, deviceToken: deviceToken)
-        }
-        // The memory journal's bound drops records as pushes come: their attachment files go with them.
-        stores.journal?.observeDrops { attachments.removed($0) }
-        let retention = Retention(
-            store: store, outbox: outbox, clock: clock, settings: Retention.Settings(configuration),
-            attachments: attachments, logger: logger)
-        self.retention = retention
-        // After a jump of a virtual clock what became old is pruned at once, not an interval later.
-        let clockService = ClockService(
-            clock: clock, events: recorder, settle: { engine.waitUntilAllSettled() }, onChange: { retention.pruneSoon() })
-        self.clockService = clockService
-        let pushes = RecentPushes(capacity: settings.recentPushCapacity)
-        self.pushes = pushes
-        let keys = try ProviderKeyStore(teams: configuration.teams, baseDirectory: configuration.baseDirectory)
+        // 2. The application: stores, clock, faults, events, webhooks, extensions, delivery, devices, retention.
+        let app = try Application(configuration, logger: logger, metrics: metrics)
+        store = app.store
+        outbox = app.outbox
+        clock = app.clock
+        faults = app.faults
+        clockService = app.clockService
+        eventHub = app.eventHub
+        webhooks = app.webhooks
+        extensions = app.extensions
+        engine = app.engine
+        registry = app.registry
+        registryLoader = app.registryLoader
+        retention = app.retention
+        pushes = app.pushes
         Self.warnAboutPublicKeys(configuration, logger: logger)
-        var listenerEnvironments: [String: APNsEnvironment] = [:]
-        for listener in configuration.listeners {
-            if let environment = listener.environment {
-                listenerEnvironments[listener.name] = environment
-            }
-        }
-        let provider = ProviderEndpoint(
-            keys: keys, registry: registry, sink: RecordingPushSink(recent: pushes, events: recorder), settings: settings, listenerEnvironments: listenerEnvironments,
-            receiver: engine, clock: clock, faults: faults.book,
-            // A fault's latency is real time, also while the virtual clock stands still.
-            realTime: clock as? SystemClock ?? SystemClock(label: "apns-sandbox.fault-latency"), metrics: metrics,
-            loader: registryLoader, logger: logger.with("component", "provider"))
+        // The parts besides the stores that take part in resets and snapshots, in this order.
+        steering.register(app.faults)
+        steering.register(app.clockService)
 
-        var router = Router(errors: ErrorResponder(logger: logger.with("component", "api")))
-        provider.register(on: &router)  // first: the hot path matches at once
-        HealthRoutes.register(on: &router, state: state, caCertificatePEM: Array(caPEM))
-        PushLogRoutes.register(on: &router, pushes: pushes)
-        CredentialRoutes.register(on: &router, dataDirectory: dataDirectory)
-        ProviderTokenRoutes(configuration: configuration, clock: clock).register(on: &router)
-        ProviderTokenValidationRoutes(authenticator: provider.authenticator, settings: configuration.apns, clock: clock)
-            .register(on: &router)
-        PushValidationRoutes(registry: registry, settings: configuration.apns, clock: clock, loader: registryLoader)
-            .register(on: &router)
+        // 3. HTTP: the provider endpoint, the routes over the application, the pipeline behind the admin guard.
+        let provider = Self.providerEndpoint(app, configuration: configuration, metrics: metrics, logger: logger)
+        let resets = ResetService(.init(
+            configuration: configuration, store: app.store, outbox: app.outbox, webhooks: app.webhooks,
+            registry: app.registry, engine: app.engine, pushes: app.pushes, rateLimiter: provider.rateLimiter,
+            attachments: app.attachments, participants: steering, keys: app.keys, clock: app.clock,
+            logger: logger.with("component", "reset")))
+        let options = Self.providerHTTPOptions(configuration, provider: provider)
         // The API's blocking handlers and the long-polls' first reads share one worker pool (threads start on
         // first use; the HTTP pipeline's stop ends them).
-        var options = Self.httpOptions(from: configuration)
         let workers = BlockingWorkPool(threads: options.blockingThreads)
-        NotificationRoutes(notifications: store, waiters: waiters, dataDirectory: dataDirectory, work: workers,
-                           onDelete: { removed in attachments.removed(removed) }).register(on: &router)
-        DeviceRoutes(service: devices).register(on: &router)
-        AppRoutes(devices: store, registry: registry, execPolicy: execPolicy).register(on: &router)
-        EventRoutes(hub: eventHub).register(on: &router)
-        WebhookRoutes(repository: outbox, dispatcher: webhooks).register(on: &router)
-        FaultRoutes(service: faults).register(on: &router)
-        steering.register(faults)
-        steering.register(clockService)
-        ClockRoutes(service: clockService).register(on: &router)
-        let resets = ResetService(.init(
-            configuration: configuration, store: store, outbox: outbox, webhooks: webhooks, registry: registry, engine: engine,
-            pushes: pushes, rateLimiter: provider.rateLimiter, attachments: attachments, participants: steering, keys: keys,
-            clock: clock, logger: logger.with("component", "reset")))
-        ResetRoutes(service: resets).register(on: &router)
-        SnapshotRoutes(service: resets, execPolicy: execPolicy).register(on: &router)
-        OpenAPIDocument.register(on: &router)
-        MetricsRoutes.register(on: &router, registry: metrics.registry)
-        Self.registerScrapedMetrics(metrics, ScrapeSources(stores: stores, eventHub: eventHub, extensions: extensions))
-        if configuration.dashboard.enabled {
-            let assets: DashboardAssets = configuration.dashboard.assetsDirectory.map {
-                .directory(CredentialTools.resolve($0, against: configuration.baseDirectory))
-            } ?? .embedded
-            DashboardRoutes(assets: assets).register(on: &router)
-        }
-
-        options.oversizedBodyResponder = { request in provider.answerOversized(request) }
-        options.oversizedHeadersResponder = { request in provider.answerOversizedHeaders(request) }
-        let streamsBeforeAuthentication = UInt32(clamping: max(0, settings.streamsBeforeAuthentication))
-        let fullStreams = options.maxConcurrentStreams
-        if streamsBeforeAuthentication > 0 {
-            // APNs: one stream until a valid provider token; certificate connections start open.
-            options.initialMaxConcurrentStreams = { info in
-                info.peerCertificate?.isTrusted == true ? fullStreams : min(streamsBeforeAuthentication, fullStreams)
-            }
-            options.initialStreamLimitExplanation =
-                "APNs allows \(streamsBeforeAuthentication) stream(s) until a push with a valid provider token "
-                + "(apns.streamsBeforeAuthentication); for load tools that open many streams before reading "
-                + "SETTINGS start with APNS_SANDBOX_STREAMS_BEFORE_AUTHENTICATION=0"
-        }
+        let router = Self.router(app, RouteParts(
+            configuration: configuration, logger: logger, state: state, provider: provider, workers: workers,
+            caPEM: tls.caPEM, metrics: metrics, resets: resets))
+        Self.registerScrapedMetrics(metrics, ScrapeSources(stores: app.stores, eventHub: app.eventHub, extensions: app.extensions))
         let access = try AdminAccessPolicy.make(configuration: configuration, logger: logger.with("component", "admin"))
         let pipeline = HTTPPipeline(
             responder: AdminGuard(policy: access, next: router), options: options, logger: logger.with("component", "http"),
             blockingPool: workers)
-        var serverConfiguration = TCPServer.Configuration(
-            listeners: configuration.listeners.map {
-                ListenerConfiguration(name: $0.name, host: $0.host, port: $0.port, tls: $0.tls ? tlsContext : nil)
-            })
-        serverConfiguration.maxConnections = configuration.limits.maxConnections
-        serverConfiguration.maxConnectionsPerClient = configuration.limits.maxConnectionsPerClient
-        serverConfiguration.connectionLimits.handshakeTimeout = configuration.limits.requestTimeoutSeconds.nanoseconds
-        serverConfiguration.connectionLimits.writeStallTimeout = options.sendTimeout
-        // A closing connection drops at most one more request body of the peer (an upload going on after its 413).
-        serverConfiguration.connectionLimits.lingerMaxBytes = configuration.limits.maxBodyBytes
-        let network = NetworkServices(
-            configuration: serverConfiguration, loopCount: configuration.eventLoops,
-            factory: HTTPConnectionFactory(pipeline: pipeline),
-            gracePeriodNanoseconds: configuration.limits.shutdownGraceSeconds.nanoseconds,
-            logger: logger.with("component", "transport"))
-        self.network = network
-        for check in Self.readinessReasons(of: stores) { state.addReadinessCheck(check) }
 
-        services = Self.services(
-            Parts(
-                configuration: configuration, logger: logger, clock: clock, state: state, directoryLock: directoryLock,
-                stores: stores,
-                attachments: attachments, extensions: extensions, registry: registry, devices: devices,
-                registryLoader: registryLoader, engine: engine, eventHub: eventHub, retention: retention, webhookSender: webhookSender,
-                webhooks: webhooks, pipeline: pipeline, network: network))
+        // 4. The network: event loops and listeners.
+        let network = Self.networkServices(
+            configuration, pipeline: pipeline, options: options, tlsContext: tls.context, logger: logger)
+        self.network = network
+        for check in Self.readinessReasons(of: app.stores) { state.addReadinessCheck(check) }
+
+        // 5. What start() starts, in order (SandboxServer+Services.swift).
+        services = Self.services(Parts(
+            configuration: configuration, logger: logger, state: state, directoryLock: directoryLock, app: app,
+            pipeline: pipeline, network: network))
         isBuilt = true
+    }
+
+    /// The TLS files in use, the listeners' TLS context (nil when no listener is TLS) and the CA's PEM.
+    /// Clients may present a certificate issued by the sandbox CA (APNs certificate auth).
+    static func makeTLS(_ configuration: SandboxConfiguration) throws -> (files: ServerTLSFiles, context: TLSContext?, caPEM: [UInt8]) {
+        let generated = try CertificateAuthority.ensureServerCertificate(
+            in: configuration.dataDirectory, extraNames: configuration.tls.extraNames)
+        var files = generated
+        if let certificate = configuration.tls.certificateFile, let key = configuration.tls.privateKeyFile {
+            files = ServerTLSFiles(caCertificate: generated.caCertificate, certificateChain: certificate, privateKey: key)
+        }
+        let context = configuration.listeners.contains { $0.tls }
+            ? try TLSContext(
+                certificateChainFile: files.certificateChain, privateKeyFile: files.privateKey,
+                clientCAFile: generated.caCertificate)
+            : nil
+        guard let caPEM = FileManager.default.contents(atPath: files.caCertificate) else {
+            throw ConfigurationError("cannot read CA certificate \(files.caCertificate)")
+        }
+        return (files, context, Array(caPEM))
     }
 
     /// Key IDs whose private key is published (the repository's demo key): whoever reaches the provider

@@ -1,18 +1,12 @@
 // APNs Sandbox — notifications in a snapshot document: the record as the API shows it, plus what it derives from.
 import APNsProtocol
-import Intake
 import Sandbox
 
-/// A notification record in a snapshot: the fields of `GET /api/v1/notifications/{apnsId}` without the
-/// derived ones (`final`, the attachments' `href`), plus each attachment's `path` under
+/// A notification record in a snapshot: the fields of `GET /api/v1/notifications/{apnsId}` (``NotificationDTO``,
+/// whose headers and claims it shares) without the derived ones (`final`, the attachments' `href`), plus each attachment's `path` under
 /// `<dataDirectory>/attachments/` (the files themselves are not in the document). The `authorization`
 /// header's value is redacted, as in the API.
 struct NotificationSnapshot: Encodable, Sendable {
-    struct Header: Encodable, Sendable {
-        var name: String
-        var value: String
-    }
-
     struct Displayed: Encodable, Sendable {
         var title: String?
         var subtitle: String?
@@ -38,7 +32,7 @@ struct NotificationSnapshot: Encodable, Sendable {
     var expiration: Int64?
     var collapseId: String?
     var environment: String
-    var headers: [Header]
+    var headers: [NotificationDTO.Header]
     var payload: JSON
     var authentication: String
     var jwt: NotificationDTO.Claims?
@@ -60,13 +54,10 @@ struct NotificationSnapshot: Encodable, Sendable {
         expiration = record.expiration
         collapseId = record.collapseID
         environment = record.environment.rawValue
-        headers = record.headers.map { header in
-            Header(name: header.name, value: header.name == "authorization" ? RecordStage.redactedAuthorization : header.value)
-        }
+        headers = NotificationDTO.headers(of: record)
         payload = (try? JSON.parse(record.payload)) ?? .object([])
         authentication = record.authentication
-        jwt = record.teamID == nil && record.keyID == nil ? nil
-            : NotificationDTO.Claims(teamId: record.teamID, keyId: record.keyID, issuedAt: record.issuedAt)
+        jwt = NotificationDTO.claims(of: record)
         connectionId = record.connectionID
         receivedAt = record.receivedAt
         status = record.status.rawValue

@@ -1,101 +1,7 @@
-// APNs Sandbox — the JSON shapes of the REST API (documented in openapi.json).
+// APNs Sandbox — the JSON shapes of the notifications API and the notification center (documented in openapi.json).
 import APNsProtocol
 import Intake
 import Sandbox
-
-/// A device as the API shows it.
-struct DeviceDTO: Codable, Sendable {
-    struct AppDTO: Codable, Sendable {
-        var bundleId: String
-        var installedAt: Int64
-        var uninstalledAt: Int64?
-        var badge: Int?
-    }
-
-    var token: String
-    var environment: String
-    var locale: String
-    var online: Bool
-    var apps: [AppDTO]
-    /// Bundle IDs that have a key in the device keychain (the keys themselves are not shown).
-    var keychain: [String]
-    var createdAt: Int64
-    var autoRegistered: Bool
-
-    init(_ record: DeviceRecord) {
-        token = record.token
-        environment = record.environment.rawValue
-        locale = record.locale
-        online = record.isOnline
-        apps = record.apps.map { AppDTO(bundleId: $0.bundleID, installedAt: $0.installedAt, uninstalledAt: $0.uninstalledAt, badge: $0.badge) }
-        keychain = record.keys.keys.sorted()
-        createdAt = record.createdAt
-        autoRegistered = record.isAutoRegistered
-    }
-}
-
-/// `POST /api/v1/devices`.
-struct CreateDeviceRequest: Codable, Sendable, APIRequestBody {
-    static let fields = ["token", "environment", "locale", "online", "apps", "keys"]
-
-    /// Hex; generated (32 random bytes) when absent.
-    var token: String?
-    var environment: String?
-    var locale: String?
-    var online: Bool?
-    var apps: [String]?
-    /// bundleId → base64 key for the device keychain.
-    var keys: [String: String]?
-}
-
-/// `PATCH /api/v1/devices/{token}`.
-struct UpdateDeviceRequest: Codable, Sendable, APIRequestBody {
-    static let fields = ["online", "locale", "installApps", "uninstallApps", "keys", "rotateToken"]
-
-    var online: Bool?
-    var locale: String?
-    var installApps: [String]?
-    var uninstallApps: [String]?
-    var keys: [String: String]?
-    /// true: the device gets a new random token (the old one answers 410 ExpiredToken… as Unregistered).
-    var rotateToken: Bool?
-}
-
-/// An app as the API shows it.
-struct AppDTO: Codable, Sendable {
-    var bundleId: String
-    var teamId: String
-    var strings: [String: [String: String]]
-    var serviceExtension: JSON?
-
-    init(_ record: AppRecord) {
-        bundleId = record.bundleID
-        teamId = record.teamID
-        strings = record.strings
-        serviceExtension = record.serviceExtensionJSON.flatMap { try? JSON.parse($0) }
-    }
-}
-
-/// `POST /api/v1/apps` and `PATCH /api/v1/apps/{bundleId}`.
-struct AppRequest: Codable, Sendable, APIRequestBody {
-    static let fields = ["bundleId", "teamId", "strings", "serviceExtension"]
-
-    var bundleId: String?
-    var teamId: String?
-    var strings: [String: [String: String]]?
-    /// `.null` when the body says `"serviceExtension": null` (remove it); nil when the key is absent.
-    var serviceExtension: JSON?
-
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        bundleId = try c.decodeIfPresent(String.self, forKey: .bundleId)
-        teamId = try c.decodeIfPresent(String.self, forKey: .teamId)
-        strings = try c.decodeIfPresent([String: [String: String]].self, forKey: .strings)
-        if c.contains(.serviceExtension) {
-            serviceExtension = try c.decodeNil(forKey: .serviceExtension) ? .null : try c.decode(JSON.self, forKey: .serviceExtension)
-        }
-    }
-}
 
 /// A notification record as the API shows it.
 struct NotificationDTO: Codable, Sendable {
@@ -145,16 +51,10 @@ struct NotificationDTO: Codable, Sendable {
         expiration = record.expiration
         collapseId = record.collapseID
         environment = record.environment.rawValue
-        headers = record.headers.map { header in
-            // The provider token is a credential: show that it was there, not what it was.
-            // Records stored before tokens were redacted at acceptance still hold them.
-            let value = header.name == "authorization" ? RecordStage.redactedAuthorization : header.value
-            return Header(name: header.name, value: value)
-        }
+        headers = Self.headers(of: record)
         payload = try? JSON.parse(record.payload)
         authentication = record.authentication
-        jwt = record.teamID == nil && record.keyID == nil ? nil
-            : Claims(teamId: record.teamID, keyId: record.keyID, issuedAt: record.issuedAt)
+        jwt = Self.claims(of: record)
         connectionId = record.connectionID
         receivedAt = record.receivedAt
         status = record.status.rawValue
@@ -163,6 +63,21 @@ struct NotificationDTO: Codable, Sendable {
         displayed = record.displayed.map { DisplayedContentDTO($0, apnsID: record.apnsID, deviceToken: record.deviceToken) }
         timeline = record.timeline
         faults = record.faults.isEmpty ? nil : record.faults.map(AppliedFaultDTO.init)
+    }
+
+    /// The record's headers as the API and snapshots show them: the provider token is a credential, so
+    /// `authorization` shows that it was there, not what it was (records stored before tokens were redacted at
+    /// acceptance still hold them).
+    static func headers(of record: NotificationRecord) -> [Header] {
+        record.headers.map { header in
+            Header(name: header.name, value: header.name == "authorization" ? RecordStage.redactedAuthorization : header.value)
+        }
+    }
+
+    /// The provider token's claims the record keeps (nil for a certificate or no authentication).
+    static func claims(of record: NotificationRecord) -> Claims? {
+        record.teamID == nil && record.keyID == nil ? nil
+            : Claims(teamId: record.teamID, keyId: record.keyID, issuedAt: record.issuedAt)
     }
 }
 
